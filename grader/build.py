@@ -1,0 +1,81 @@
+"""Build: compile one lab's test program against a set of student files, in a fresh folder.
+
+The instructor's tree supplies everything but the student files: tests,
+headers, harness and build files. CMake is configured for this one lab with
+KIT_STUDENT_DIR pointing at the staged submission.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.config import REPO_ROOT, LabConfig
+from grader.proc import run_process, scrubbed_env
+
+ERROR_LINES_SHOWN = 40
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    ok: bool
+    binary: Path | None
+    log: str  # the tail of the configure and build output
+
+    def errors(self) -> str:
+        """The compiler's error lines, for the student; the whole tail if none is recognised."""
+        lines = self.log.splitlines()
+        wanted = [i for i, line in enumerate(lines) if re.search(r"\berror\b|undefined reference", line)]
+        if not wanted:
+            return "\n".join(lines[-ERROR_LINES_SHOWN:])
+        shown: list[str] = []
+        for i in wanted:
+            for line in lines[i:i + 3]:  # the error and the source line nvcc prints under it
+                if line not in shown[-3:]:
+                    shown.append(line)
+        return "\n".join(shown[:ERROR_LINES_SHOWN])
+
+
+def target_name(lab: str, variant: str) -> str:
+    """CMake target of a lab's test program: "student" (the student files), "reference", or "wrong-<name>"."""
+    return f"{lab}-tests" if variant == "student" else f"{lab}-{variant}-tests"
+
+
+def binary_path(build_dir: Path, lab: str, variant: str) -> Path:
+    return build_dir / lab / target_name(lab, variant)
+
+
+def configure(config: LabConfig, build_dir: Path, student_dir: Path | None) -> BuildResult:
+    command = ["cmake", "-S", str(REPO_ROOT), "-B", str(build_dir), f"-DKIT_LABS={config.name}",
+               "-DCMAKE_BUILD_TYPE=Release"]
+    if student_dir is not None:
+        command.append(f"-DKIT_STUDENT_DIR={student_dir}")
+    if "CUDA_ARCH" in os.environ:
+        command.append(f"-DCUDA_ARCH={os.environ['CUDA_ARCH']}")
+    if shutil.which("ninja"):
+        command += ["-G", "Ninja"]
+    build_dir.mkdir(parents=True, exist_ok=True)
+    result = run_process(command, cwd=build_dir, env=_build_env(build_dir), timeout_s=config.build_timeout_s)
+    return BuildResult(ok=result.ok, binary=None, log=result.output)
+
+
+def build(config: LabConfig, build_dir: Path, variant: str) -> BuildResult:
+    command = ["cmake", "--build", str(build_dir), "--target", target_name(config.name, variant),
+               "--parallel", str(os.cpu_count() or 2)]
+    result = run_process(command, cwd=build_dir, env=_build_env(build_dir), timeout_s=config.build_timeout_s)
+    log = result.output
+    if result.timed_out:
+        log += f"\nThe build did not finish within {config.build_timeout_s:.0f} s and was stopped."
+    binary = binary_path(build_dir, config.name, variant)
+    ok = result.ok and binary.is_file()
+    return BuildResult(ok=ok, binary=binary if ok else None, log=log)
+
+
+def _build_env(build_dir: Path) -> dict[str, str]:
+    env = scrubbed_env(build_dir)
+    for key in ("CUDA_ARCH", "CUDACXX", "CXX", "CC"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env

@@ -1,0 +1,83 @@
+"""What CMake needs from a lab's config, written when CMake configures the lab.
+
+- params.txt: the [params] tables flattened to key=value lines, read by the tests;
+- lab.cmake: the student files, libraries, wrong variants and test cases, for
+  the build targets and their ctest registration;
+- wrong/<name>/: each deliberately wrong submission, made from the reference
+  by the one text replacement hidden.toml gives, so it follows every edit of
+  the reference.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.config import KNOWN_LIBRARIES, ConfigError, LabConfig
+
+
+def _param_line(key: str, value: object) -> str:
+    text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    return f"{key}={text}"
+
+
+def _bracket(text: str) -> str:
+    """A CMake bracket argument, which takes the text literally."""
+    return f"[==[{text}]==]"
+
+
+def _on(flag: bool) -> str:
+    return "ON" if flag else "OFF"
+
+
+def wrong_sources(config: LabConfig) -> dict[str, dict[str, str]]:
+    """Each wrong variant's files: name -> {file name: text}."""
+    variants = {}
+    for wrong in config.wrong:
+        files = {name: (config.solution_dir / name).read_text() for name in config.student_files}
+        count = files[wrong.file].count(wrong.replace)
+        if count != 1:
+            raise ConfigError(f"solutions/{config.name}/hidden.toml [[wrong]] '{wrong.name}': the text to replace "
+                              f"occurs {count} times in {wrong.file} (it must occur exactly once): {wrong.replace!r}")
+        files[wrong.file] = files[wrong.file].replace(wrong.replace, wrong.by)
+        variants[wrong.name] = files
+    return variants
+
+
+def lab_cmake(config: LabConfig) -> str:
+    lines = [
+        f"# Generated from labs/{config.name}/lab.toml by `python3 -m grader configure`; do not edit.",
+        f"set(KIT_LAB_STUDENT_FILES {_bracket(';'.join(config.student_files))})",
+        f"set(KIT_LAB_LIBRARIES {_bracket(';'.join(KNOWN_LIBRARIES[lib] for lib in config.libraries))})",
+        f"set(KIT_LAB_WRONG {_bracket(';'.join(w.name for w in config.wrong))})",
+    ]
+    timing = set(config.timing_cases)
+    cases = [(t.name, t.gpu, t.hidden, t.timeout_s) for t in config.tests]
+    cases += [(name, True, False, config.timeout_s) for name in config.timing_cases]
+    lines.append(f"set(KIT_LAB_CASE_COUNT {len(cases)})")
+    for i, (name, gpu, hidden, timeout) in enumerate(cases):
+        lines += [f"set(KIT_LAB_CASE_{i}_NAME {_bracket(name)})",
+                  f"set(KIT_LAB_CASE_{i}_GPU {_on(gpu)})",
+                  f"set(KIT_LAB_CASE_{i}_HIDDEN {_on(hidden)})",
+                  f"set(KIT_LAB_CASE_{i}_TIMING {_on(name in timing)})",
+                  f"set(KIT_LAB_CASE_{i}_TIMEOUT {int(timeout)})"]
+    # The self-check grades the reference, the skeleton and each wrong variant.
+    total = sum(t.timeout_s for t in config.tests) + config.timeout_s * len(config.timing_cases)
+    lines.append(f"set(KIT_LAB_SELFCHECK_TIMEOUT {int(total * (3 + len(config.wrong)))})")
+    return "\n".join(lines) + "\n"
+
+
+def write(config: LabConfig, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    params = [_param_line(k, v) for k, v in sorted(config.params.items())]
+    _write_if_changed(out / "params.txt", "\n".join(params) + "\n")
+    _write_if_changed(out / "lab.cmake", lab_cmake(config))
+    if config.solution_dir is not None:
+        for name, files in wrong_sources(config).items():
+            for file_name, text in files.items():
+                _write_if_changed(out / "wrong" / name / file_name, text)
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """Leave unchanged files alone, so the build does not recompile what did not change."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)

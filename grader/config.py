@@ -1,0 +1,247 @@
+"""Lab configuration: labs/<lab>/lab.toml, plus solutions/<lab>/hidden.toml where present.
+
+Everything that changes from term to term lives in these two files: points,
+sizes, tolerances, timeouts and performance thresholds. This module reads and
+validates them into plain data; nothing else parses TOML.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LAB_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
+# doctest's --test-case filter splits on commas and treats * ? [ ] as wildcards.
+UNSAFE_IN_CASE_NAMES = re.compile(r"[,*?\[\]\\;\"]")
+KNOWN_LIBRARIES = {"cublas": "CUDA::cublas", "cufft": "CUDA::cufft"}
+VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
+
+
+class ConfigError(Exception):
+    """A lab's config is wrong; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    name: str
+    points: float
+    hidden: bool
+    gpu: bool
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class PerfSpec:
+    case: str
+    measurement: str
+    points: float
+    requires: tuple[str, ...]  # fnmatch patterns over test names that must all pass
+
+
+@dataclass(frozen=True)
+class WrongSpec:
+    """A deliberately wrong submission, made from the reference by one text replacement."""
+
+    name: str
+    why: str
+    file: str
+    replace: str
+    by: str
+    must_fail: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    name: str
+    title: str
+    lab_dir: Path
+    solution_dir: Path | None
+    student_files: tuple[str, ...]
+    libraries: tuple[str, ...]
+    forbidden: tuple[str, ...]
+    timeout_s: float
+    build_timeout_s: float
+    full_at: float
+    zero_at: float
+    hidden_visibility: str
+    grading_seed: int | None
+    params: dict[str, object]
+    tests: tuple[TestSpec, ...]
+    perf: tuple[PerfSpec, ...]
+    wrong: tuple[WrongSpec, ...] = field(default=())
+
+    @property
+    def timing_cases(self) -> tuple[str, ...]:
+        """The timing test cases, each once, in config order."""
+        return tuple(dict.fromkeys(p.case for p in self.perf))
+
+    @property
+    def all_case_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tests) + self.timing_cases
+
+    @property
+    def max_points(self) -> float:
+        return sum(t.points for t in self.tests) + sum(p.points for p in self.perf)
+
+    def test(self, name: str) -> TestSpec:
+        return next(t for t in self.tests if t.name == name)
+
+
+def list_labs(root: Path = REPO_ROOT) -> list[str]:
+    return sorted(p.parent.name for p in (root / "labs").glob("*/lab.toml"))
+
+
+def _read(path: Path) -> dict:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+
+
+def _number(table: dict, key: str, where: str, default: float | None = None, minimum: float = 0.0) -> float:
+    value = table.get(key, default)
+    if value is None:
+        raise ConfigError(f"{where}: '{key}' is required")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
+        raise ConfigError(f"{where}: '{key}' must be a number >= {minimum}, not {value!r}")
+    return float(value)
+
+
+def _strings(table: dict, key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: '{key}' must be a list of strings")
+    return tuple(value)
+
+
+def _params(table: dict, where: str) -> dict[str, object]:
+    for key, value in table.items():
+        scalar = isinstance(value, (int, float, str)) and not isinstance(value, bool)
+        int_list = isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        if not (scalar or int_list) or not re.fullmatch(r"[a-z0-9_]+", key):
+            raise ConfigError(f"{where} [params]: '{key}' must be a lower_case name holding a number, "
+                              f"a string or a list of integers")
+    return dict(table)
+
+
+def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> list[TestSpec]:
+    tests = []
+    for i, entry in enumerate(entries):
+        here = f"{where} [[tests]] #{i + 1}"
+        name = entry.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"{here}: 'name' must be the test case's name as written in TEST_CASE(...)")
+        if UNSAFE_IN_CASE_NAMES.search(name):
+            raise ConfigError(f"{here}: test case name {name!r} may not contain any of , * ? [ ] \\ ; \"")
+        tests.append(TestSpec(name=name, points=_number(entry, "points", here), hidden=hidden,
+                              gpu=bool(entry.get("gpu", True)),
+                              timeout_s=_number(entry, "timeout_s", here, default_timeout, minimum=1)))
+    return tests
+
+
+def _perf(entries: list, where: str) -> list[PerfSpec]:
+    perf = []
+    for i, entry in enumerate(entries):
+        here = f"{where} [[perf]] #{i + 1}"
+        for key in ("case", "measurement"):
+            if not isinstance(entry.get(key), str):
+                raise ConfigError(f"{here}: '{key}' is required")
+        if UNSAFE_IN_CASE_NAMES.search(entry["case"]):
+            raise ConfigError(f"{here}: case name {entry['case']!r} may not contain any of , * ? [ ] \\ ; \"")
+        perf.append(PerfSpec(case=entry["case"], measurement=entry["measurement"],
+                             points=_number(entry, "points", here),
+                             requires=_strings(entry, "requires", here) or ("*",)))
+    return perf
+
+
+def _wrong(entries: list, student_files: tuple[str, ...], where: str) -> list[WrongSpec]:
+    wrong = []
+    for i, entry in enumerate(entries):
+        here = f"{where} [[wrong]] #{i + 1}"
+        name = entry.get("name", "")
+        if not re.fullmatch(r"[a-z0-9-]+", name):
+            raise ConfigError(f"{here}: 'name' must be lower-case words joined by '-'")
+        if entry.get("file") not in student_files:
+            raise ConfigError(f"{here}: 'file' must be one of the student files {list(student_files)}")
+        for key in ("why", "replace", "by"):
+            if not isinstance(entry.get(key), str):
+                raise ConfigError(f"{here}: '{key}' is required")
+        must_fail = _strings(entry, "must_fail", here)
+        if not must_fail:
+            raise ConfigError(f"{here}: 'must_fail' must name the tests this mistake has to fail")
+        wrong.append(WrongSpec(name=name, why=entry["why"], file=entry["file"], replace=entry["replace"],
+                               by=entry["by"], must_fail=must_fail))
+    return wrong
+
+
+def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
+    """Read and check a lab's config; raises ConfigError naming the file and the problem."""
+    if not LAB_NAME.match(lab):
+        raise ConfigError(f"'{lab}' is not a lab name (expected NN-name, e.g. 01-vector-add)")
+    lab_dir = root / "labs" / lab
+    public_path = lab_dir / "lab.toml"
+    if not public_path.is_file():
+        known = ", ".join(list_labs(root)) or "none"
+        raise ConfigError(f"no lab '{lab}': {public_path} does not exist (labs: {known})")
+    public = _read(public_path)
+    solution_dir = root / "solutions" / lab
+    hidden_path = solution_dir / "hidden.toml"
+    hidden = _read(hidden_path) if hidden_path.is_file() else {}
+
+    where = str(public_path.relative_to(root))
+    hidden_where = str(hidden_path.relative_to(root))
+    unknown = set(public) - {"lab", "grading", "params", "tests", "perf"}
+    unknown |= set(hidden) - {"grading", "params", "tests", "wrong"}
+    if unknown:
+        raise ConfigError(f"{where} or {hidden_where}: unknown table(s) {sorted(unknown)}")
+
+    info = public.get("lab", {})
+    grading = public.get("grading", {})
+    student_files = _strings(info, "student_files", f"{where} [lab]")
+    if not student_files:
+        raise ConfigError(f"{where} [lab]: 'student_files' must list the files a student writes")
+    libraries = _strings(info, "libraries", f"{where} [lab]")
+    if unknown_libs := set(libraries) - set(KNOWN_LIBRARIES):
+        raise ConfigError(f"{where} [lab]: unknown libraries {sorted(unknown_libs)} (known: {sorted(KNOWN_LIBRARIES)})")
+    timeout = _number(grading, "timeout_s", f"{where} [grading]", 60, minimum=1)
+
+    params = _params(public.get("params", {}), where)
+    params.update(_params(hidden.get("params", {}), hidden_where))
+    for key in ("seed", "timing_warmup", "timing_repeats", "timing_batch"):
+        if key not in params:
+            raise ConfigError(f"{where} [params]: '{key}' is required")
+
+    tests = _tests(public.get("tests", []), False, timeout, where)
+    tests += _tests(hidden.get("tests", []), True, timeout, hidden_where)
+    perf = _perf(public.get("perf", []), where)
+    names = [t.name for t in tests]
+    if duplicates := {n for n in names if names.count(n) > 1}:
+        raise ConfigError(f"{where}: test names appear twice: {sorted(duplicates)}")
+    if overlap := set(names) & {p.case for p in perf}:
+        raise ConfigError(f"{where}: {sorted(overlap)} are listed both as tests and as timing cases")
+
+    full_at = _number(grading, "full_at", f"{where} [grading]", 1.2, minimum=1)
+    zero_at = _number(grading, "zero_at", f"{where} [grading]", 10.0, minimum=1)
+    if zero_at <= full_at:
+        raise ConfigError(f"{where} [grading]: zero_at ({zero_at}) must be larger than full_at ({full_at})")
+    visibility = hidden.get("grading", {}).get("visibility", "after_due_date")
+    if visibility not in VISIBILITIES:
+        raise ConfigError(f"{hidden_where} [grading]: visibility must be one of {sorted(VISIBILITIES)}")
+    seed = hidden.get("grading", {}).get("seed")
+    if seed is not None and (not isinstance(seed, int) or seed < 0):
+        raise ConfigError(f"{hidden_where} [grading]: seed must be a non-negative integer")
+
+    return LabConfig(
+        name=lab, title=str(info.get("title", lab)), lab_dir=lab_dir,
+        solution_dir=solution_dir if solution_dir.is_dir() else None,
+        student_files=student_files, libraries=libraries,
+        forbidden=_strings(info, "forbidden", f"{where} [lab]"),
+        timeout_s=timeout,
+        build_timeout_s=_number(grading, "build_timeout_s", f"{where} [grading]", 600, minimum=1),
+        full_at=full_at, zero_at=zero_at, hidden_visibility=visibility, grading_seed=seed,
+        params=params, tests=tuple(tests), perf=tuple(perf),
+        wrong=tuple(_wrong(hidden.get("wrong", []), student_files, hidden_where)),
+    )

@@ -1,0 +1,128 @@
+"""Run: execute a lab's test program one test case at a time and read back what happened.
+
+Each test case runs in a process of its own, so a crash or a hang costs that
+case alone, with its own timeout. What passed, failed and measured is read
+from the results file the harness writes, never from the console output.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.proc import ProcessResult, run_process, scrubbed_env
+
+LISTING_TIMEOUT_S = 60
+
+
+@dataclass
+class RunInfo:
+    gpu_available: bool = False
+    gpu: str = ""
+    driver: str = ""
+    why_no_gpu: str = ""
+    seed: int | None = None
+
+
+@dataclass
+class CaseOutcome:
+    name: str
+    status: str  # passed, failed, crashed, timed_out, not_found
+    messages: list[str] = field(default_factory=list)
+    timings: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+    output_tail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def timing(self, measurement: str) -> dict | None:
+        return next((t for t in self.timings if t.get("name") == measurement), None)
+
+
+@dataclass
+class Listing:
+    info: RunInfo
+    cases: dict[str, str]  # test case name -> doctest suite
+    problem: str = ""  # set when the program could not even list its cases
+
+
+def read_records(path: Path) -> list[dict]:
+    """The JSON lines of a results file; lines that are not JSON objects are skipped."""
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def _run_info(records: list[dict]) -> RunInfo:
+    run = next((r for r in records if r.get("kind") == "run"), {})
+    return RunInfo(gpu_available=bool(run.get("gpu_available")), gpu=str(run.get("gpu", "")),
+                   driver=str(run.get("driver", "")), why_no_gpu=str(run.get("why_no_gpu", "")),
+                   seed=run.get("seed"))
+
+
+def _env(workdir: Path, results: Path, seed: int | None) -> dict[str, str]:
+    extra = {"KIT_RESULTS": str(results)}
+    if seed is not None:
+        extra["KIT_SEED"] = str(seed)
+    return scrubbed_env(workdir, extra)
+
+
+def list_cases(binary: Path, workdir: Path) -> Listing:
+    """Ask the program which test cases it has (and which GPU it sees); needs no GPU."""
+    results = workdir / "listing.jsonl"
+    results.unlink(missing_ok=True)
+    process = run_process([str(binary), "--list-test-cases", "--no-colors"], cwd=workdir,
+                          env=_env(workdir, results, None), timeout_s=LISTING_TIMEOUT_S)
+    records = read_records(results)
+    cases = {r["case"]: r.get("suite", "") for r in records if r.get("kind") == "listed"}
+    problem = "" if process.ok else f"the test program {process.describe_exit()}:\n{process.output[-2000:]}"
+    return Listing(info=_run_info(records), cases=cases, problem=problem)
+
+
+def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None) -> CaseOutcome:
+    with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
+        results = Path(f.name)
+    process = run_process([str(binary), f"--test-case={case}", "--no-colors"], cwd=workdir,
+                          env=_env(workdir, results, seed), timeout_s=timeout_s)
+    return _outcome(case, read_records(results), process)
+
+
+def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutcome:
+    mine = [r for r in records if r.get("case") == case]
+    started = any(r.get("kind") == "case_start" for r in mine)
+    ended = next((r for r in mine if r.get("kind") == "case"), None)
+    timings = [r for r in mine if r.get("kind") == "timing"]
+    tail = process.output[-3000:]
+    if process.timed_out:
+        return CaseOutcome(case, "timed_out", [
+            f"The test program {process.describe_exit()}: a kernel that never finishes, a loop that never "
+            f"ends, or a wait on work that never comes."], timings, process.seconds, tail)
+    if ended is not None and ended.get("status") in ("passed", "failed"):
+        messages = [str(m) for m in ended.get("messages", [])]
+        status = ended["status"]
+        if status == "passed" and process.returncode not in (0, None):
+            status = "crashed"  # passed, then died on the way out (e.g. a fault in a destructor)
+            messages.append(f"The test passed, but the program then {process.describe_exit()}.")
+        return CaseOutcome(case, status, messages, timings, float(ended.get("seconds", process.seconds)), tail)
+    if started:
+        return CaseOutcome(case, "crashed", [f"The test program {process.describe_exit()} during this test."],
+                           timings, process.seconds, tail)
+    return CaseOutcome(case, "not_found", [
+        f"This test case did not run (the test program {process.describe_exit()} before starting it)."],
+        timings, process.seconds, tail)
+
+
+def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None) -> dict[str, CaseOutcome]:
+    """Run (name, timeout) test cases one by one."""
+    return {name: run_case(binary, name, timeout, workdir, seed) for name, timeout in cases}

@@ -1,0 +1,106 @@
+"""Score: turn test outcomes into points through the lab config.
+
+Correctness tests are all or nothing. Performance points compare the
+submission's median time T with the reference's Tref from the same grading
+run: full points at T <= full_at * Tref, points * full_at * Tref / T above
+that, and none past zero_at * Tref. They need the timed output to be right and
+every test named in the entry's `requires` to pass.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from grader.config import LabConfig, PerfSpec
+from grader.run import CaseOutcome
+
+MESSAGE_LIMIT = 3000
+
+
+@dataclass(frozen=True)
+class Scored:
+    name: str
+    score: float
+    max_score: float
+    output: str
+    visibility: str
+    kind: str  # "test" or "perf"
+    hidden: bool = False
+
+
+def perf_fraction(time_s: float, reference_s: float, full_at: float, zero_at: float) -> float:
+    """The share of a performance item's points earned at time_s against reference_s."""
+    if time_s <= 0 or reference_s <= 0:
+        return 0.0
+    ratio = time_s / reference_s
+    if ratio <= full_at:
+        return 1.0
+    if ratio > zero_at:
+        return 0.0
+    return full_at / ratio
+
+
+def _trim(text: str) -> str:
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + "\n[... cut]"
+
+
+def _test_output(outcome: CaseOutcome | None) -> str:
+    if outcome is None:
+        return "Not run."
+    if outcome.passed:
+        return "Passed."
+    return _trim("\n".join(outcome.messages) or f"Failed ({outcome.status}).")
+
+
+def _perf_item(spec: PerfSpec, config: LabConfig, outcomes: dict[str, CaseOutcome],
+               reference: dict[str, CaseOutcome] | None) -> tuple[float, str]:
+    """(fraction of the points, explanation)."""
+    outcome = outcomes.get(spec.case)
+    if outcome is None or not outcome.passed:
+        why = "\n".join(outcome.messages) if outcome else "it did not run"
+        return 0.0, _trim(f"No performance points: the timing case did not pass ({why}).")
+    failing = [t.name for t in config.tests
+               if any(fnmatchcase(t.name, p) for p in spec.requires)
+               and not (outcomes.get(t.name) and outcomes[t.name].passed)]
+    mine = outcome.timing(spec.measurement)
+    if mine is None:
+        return 0.0, f"No performance points: the timing case reported no measurement '{spec.measurement}'."
+    summary = _describe(mine)
+    if failing:
+        return 0.0, _trim(f"{summary}\nNo performance points until these correctness tests pass: "
+                          + "; ".join(failing))
+    ref_outcome = reference.get(spec.case) if reference else None
+    ref = ref_outcome.timing(spec.measurement) if ref_outcome and ref_outcome.passed else None
+    if ref is None:
+        return 0.0, (f"{summary}\nNo reference timing in this run, so no performance points here; "
+                     f"they are awarded when your submission is graded beside the reference solution.")
+    fraction = perf_fraction(mine["median_s"], ref["median_s"], config.full_at, config.zero_at)
+    ratio = mine["median_s"] / ref["median_s"]
+    return fraction, (f"{summary}\nReference: {_describe(ref)}\n"
+                      f"Your time is {ratio:.2f}x the reference's (full points at <= {config.full_at:g}x, "
+                      f"none past {config.zero_at:g}x).")
+
+
+def _describe(timing: dict) -> str:
+    text = f"median {timing['median_s'] * 1e3:.3f} ms, {timing.get('rate', 0):.1f} {timing.get('unit', '')}"
+    for name, rate in zip(timing.get("ceiling_names", []), timing.get("ceiling_rates", [])):
+        if rate:
+            text += f", {timing.get('rate', 0) / rate:.2f} of {name}"
+    return text
+
+
+def score_lab(config: LabConfig, outcomes: dict[str, CaseOutcome],
+              reference: dict[str, CaseOutcome] | None) -> list[Scored]:
+    items = []
+    for test in config.tests:
+        outcome = outcomes.get(test.name)
+        passed = outcome is not None and outcome.passed
+        items.append(Scored(name=test.name, score=test.points if passed else 0.0, max_score=test.points,
+                            output=_test_output(outcome),
+                            visibility=config.hidden_visibility if test.hidden else "visible",
+                            kind="test", hidden=test.hidden))
+    for spec in config.perf:
+        fraction, output = _perf_item(spec, config, outcomes, reference)
+        items.append(Scored(name=f"performance: {spec.measurement}", score=round(spec.points * fraction, 2),
+                            max_score=spec.points, output=output, visibility="visible", kind="perf"))
+    return items

@@ -1,0 +1,70 @@
+"""The instructor's self-check: prove that a lab's tests and points do their job.
+
+On binaries already built (make): the reference must score full marks (timed
+against a second timing of itself), the untouched skeleton must score no
+correctness points and fail cleanly (no crash, no hang), and each deliberately
+wrong variant must fail the tests hidden.toml says it must, with a message.
+The listed test cases must match the config both ways.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader import build, report, run
+from grader.config import LabConfig
+from grader.grade import evaluate, time_reference
+from grader.score import score_lab
+
+
+def case_problems(config: LabConfig, binary: Path, workdir: Path, with_hidden: bool) -> list[str]:
+    """Differences between the test cases a program has and the ones its config gives points for."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    listing = run.list_cases(binary, workdir)
+    if listing.problem:
+        return [f"{binary.name} could not list its test cases: {listing.problem}"]
+    expected = {t.name: ("cpu" if not t.gpu else "") for t in config.tests if with_hidden or not t.hidden}
+    expected.update({name: "timing" for name in config.timing_cases})
+    problems = [f"{binary.name}: test case '{name}' is in the config but not in the test sources"
+                for name in expected if name not in listing.cases]
+    problems += [f"{binary.name}: test case '{name}' is in the test sources but the config gives it no points "
+                 f"(add it under [[tests]] or [[perf]])" for name in listing.cases if name not in expected]
+    problems += [f"{binary.name}: test case '{name}' is in doctest suite '{listing.cases[name]}' but the config "
+                 f"says '{suite or 'gpu (no suite)'}'" for name, suite in expected.items()
+                 if name in listing.cases and listing.cases[name] != suite]
+    return problems
+
+
+def check_lab(config: LabConfig, build_dir: Path, workroot: Path) -> tuple[list[str], str]:
+    """(problems, report text); no problems means the lab's grading is sound."""
+    reference = build.binary_path(build_dir, config.name, "reference")
+    skeleton = build.binary_path(build_dir, config.name, "student")
+    problems = case_problems(config, reference, workroot / "list", with_hidden=True)
+    text = []
+
+    first = evaluate(config, reference, workroot / "reference")
+    second = time_reference(config, reference, workroot / "reference-again")
+    items = score_lab(config, first.outcomes, second.outcomes)
+    text.append(report.table(f"{config.name}: reference, against a second timing of itself", items))
+    problems += [f"reference loses points on '{i.name}': {i.output}" for i in items if i.score < i.max_score]
+
+    skeleton_run = evaluate(config, skeleton, workroot / "skeleton", [t.name for t in config.tests])
+    skeleton_items = score_lab(config, skeleton_run.outcomes, None)
+    text.append(report.table(f"{config.name}: untouched skeleton", skeleton_items))
+    gpu_tests = {t.name for t in config.tests if t.gpu}
+    problems += [f"skeleton earns {i.score} points on '{i.name}'" for i in skeleton_items
+                 if i.name in gpu_tests and i.score > 0]
+    problems += [f"skeleton {o.status.replace('_', ' ')} in '{name}' (it must fail cleanly): {o.messages}"
+                 for name, o in skeleton_run.outcomes.items() if o.status in ("crashed", "timed_out", "not_found")]
+
+    for wrong in config.wrong:
+        binary = build.binary_path(build_dir, config.name, f"wrong-{wrong.name}")
+        outcome = evaluate(config, binary, workroot / f"wrong-{wrong.name}", [t.name for t in config.tests])
+        wrong_items = score_lab(config, outcome.outcomes, None)
+        text.append(report.table(f"{config.name}: wrong on purpose: {wrong.name} ({wrong.why})", wrong_items))
+        for name in wrong.must_fail:
+            got = outcome.outcomes.get(name)
+            if got is None or got.passed:
+                problems.append(f"wrong variant '{wrong.name}' ({wrong.why}) passes '{name}', which must catch it")
+            elif not any(m.strip() for m in got.messages):
+                problems.append(f"wrong variant '{wrong.name}' fails '{name}' without a message saying why")
+    return problems, "\n\n".join(text)

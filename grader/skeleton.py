@@ -1,0 +1,131 @@
+"""Single-source labs: the student skeleton is generated from the reference solution.
+
+In a reference file under solutions/<lab>/, the code a student must write sits
+between two marker lines:
+
+    // BEGIN SOLUTION
+    // TODO: what to do and why (kept in the skeleton, with its // continuation lines)
+    ...reference code (dropped from the skeleton)...
+    // SKELETON: return 0;   (kept as `return 0;`, so the skeleton still compiles)
+    // END SOLUTION
+
+Everything outside the markers is copied unchanged.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.config import LabConfig
+
+MARKER = re.compile(r"^\s*//\s*(BEGIN|END)\b\s*(.*?)\s*$")
+SKELETON_LINE = re.compile(r"^(\s*)//\s*SKELETON:\s?(.*)$")
+TODO_LINE = re.compile(r"^\s*//\s*TODO\b")
+COMMENT_LINE = re.compile(r"^\s*//")
+
+
+class MarkerError(Exception):
+    """A reference file's markers are wrong; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """A solution region: the line numbers (1-based) of its BEGIN and END markers."""
+
+    begin: int
+    end: int
+
+
+def _header(lab: str, name: str) -> list[str]:
+    return [
+        f"// Your file for lab {lab}: fill in every TODO below.",
+        f"// (Generated from solutions/{lab}/{name} by `python3 -m grader skeleton`.)",
+        "",
+    ]
+
+
+def strip_solution(text: str, source: str) -> tuple[str, list[Region]]:
+    """The skeleton of one reference file, and where its solution regions were."""
+    out: list[str] = []
+    regions: list[Region] = []
+    begin: int | None = None
+    kept_todo = False
+    in_todo_block = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        marker = MARKER.match(line)
+        if marker:
+            word, rest = marker.group(1), marker.group(2)
+            if rest != "SOLUTION":
+                raise MarkerError(f"{source}:{number}: unknown marker '{line.strip()}' "
+                                  f"(markers are '// BEGIN SOLUTION' and '// END SOLUTION')")
+            if word == "BEGIN":
+                if begin is not None:
+                    raise MarkerError(f"{source}:{number}: BEGIN SOLUTION inside the region opened at line {begin}")
+                begin, kept_todo, in_todo_block = number, False, False
+            else:
+                if begin is None:
+                    raise MarkerError(f"{source}:{number}: END SOLUTION without a BEGIN SOLUTION before it")
+                if not kept_todo:
+                    raise MarkerError(f"{source}:{begin}: the region has no '// TODO' line telling the student "
+                                      f"what to write")
+                regions.append(Region(begin, number))
+                begin = None
+            continue
+        skeleton_line = SKELETON_LINE.match(line)
+        if begin is None:
+            if skeleton_line:
+                raise MarkerError(f"{source}:{number}: '// SKELETON:' outside a solution region")
+            out.append(line)
+            continue
+        if skeleton_line:
+            out.append(skeleton_line.group(1) + skeleton_line.group(2))
+            in_todo_block = False
+        elif TODO_LINE.match(line):
+            out.append(line)
+            kept_todo = in_todo_block = True
+        elif in_todo_block and COMMENT_LINE.match(line):
+            out.append(line)
+        else:
+            in_todo_block = False
+    if begin is not None:
+        raise MarkerError(f"{source}:{begin}: BEGIN SOLUTION is never closed by END SOLUTION")
+    if not regions:
+        raise MarkerError(f"{source}: no '// BEGIN SOLUTION' region, so the skeleton would be the full solution")
+    return "\n".join(out) + "\n", regions
+
+
+def skeleton_files(config: LabConfig) -> dict[Path, str]:
+    """Each student file's path under labs/<lab>/ and its generated text."""
+    if config.solution_dir is None:
+        raise MarkerError(f"{config.name}: no solutions/{config.name}/ folder to generate the skeleton from")
+    generated = {}
+    for name in config.student_files:
+        source = config.solution_dir / name
+        if not source.is_file():
+            raise MarkerError(f"{source}: missing (lab.toml lists it in student_files)")
+        body, _ = strip_solution(source.read_text(), str(source))
+        generated[config.lab_dir / name] = "\n".join(_header(config.name, name)) + "\n" + body
+    return generated
+
+
+def differences(config: LabConfig) -> list[str]:
+    """A unified diff for every committed skeleton file that differs from what it generates to."""
+    diffs = []
+    for path, text in skeleton_files(config).items():
+        current = path.read_text() if path.is_file() else ""
+        if current != text:
+            diffs.append("".join(difflib.unified_diff(
+                current.splitlines(keepends=True), text.splitlines(keepends=True),
+                fromfile=f"{path} (committed)", tofile=f"{path} (generated)")))
+    return diffs
+
+
+def write(config: LabConfig) -> list[Path]:
+    written = []
+    for path, text in skeleton_files(config).items():
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+            written.append(path)
+    return written

@@ -1,0 +1,85 @@
+// Memory that frees itself: device buffers and pinned host buffers.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+#include "kit/cuda_check.cuh"
+#include "kit/poison.hpp"
+
+namespace kit {
+
+// `count` elements of T in device memory, freed when the buffer goes out of scope.
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t count) : count_(count) {
+    if (count_ > 0) CUDA_CHECK(cudaMalloc(&data_, bytes()));
+  }
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+  ~DeviceBuffer() {
+    if (data_ != nullptr) cudaFree(data_);  // no throw from a destructor; a failed free is moot
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), count_(other.count_) {
+    other.data_ = nullptr;
+    other.count_ = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+    return *this;
+  }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+  void upload(const std::vector<T>& host) {
+    if (host.size() != count_) throw std::invalid_argument("DeviceBuffer::upload: size mismatch");
+    if (count_ > 0) CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(count_);
+    if (count_ > 0) CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  // Fill with the poison pattern (NaN for floating point) so unwritten elements are caught.
+  void poison() {
+    if (count_ > 0) CUDA_CHECK(cudaMemset(data_, poison_byte<T>(), bytes()));
+  }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+// Page-locked host memory: the copy engines can read and write it directly, which
+// is what lets cudaMemcpyAsync overlap with kernels.
+template <class T>
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(std::size_t count) : count_(count) {
+    if (count_ > 0) CUDA_CHECK(cudaMallocHost(&data_, count_ * sizeof(T)));
+  }
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+}  // namespace kit

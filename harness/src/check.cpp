@@ -1,0 +1,45 @@
+#include "kit/check.hpp"
+
+#include <doctest/doctest.h>
+
+#include "kit/random.hpp"
+
+namespace kit {
+namespace detail {
+namespace {
+
+constexpr std::size_t kMismatchesShown = 5;
+
+std::string where(std::size_t index, std::size_t row_length) {
+  if (row_length == 0) return "[" + std::to_string(index) + "]";
+  return "(row " + std::to_string(index / row_length) + ", col " + std::to_string(index % row_length) + ")";
+}
+
+}  // namespace
+
+void MismatchLog::add(std::size_t index, const std::string& expected, const std::string& got, bool unwritten) {
+  ++count_;
+  if (unwritten) ++unwritten_;
+  if (first_.size() < kMismatchesShown) first_.push_back({index, expected, got});
+}
+
+bool MismatchLog::report(const std::string& what, const CaseContext& context) const {
+  if (ok()) return true;
+  std::ostringstream message;
+  message << "Wrong " << what << " for input: " << context.input << " (seed " << run_seed() << ").\n";
+  message << count_ << " of " << total_ << " elements are wrong";
+  if (unwritten_ == total_)
+    message << ", and none was written: every one still holds the poison the test put there before the call."
+               " Is the kernel launched with enough blocks, and is the result copied back?";
+  else if (unwritten_ > 0)
+    message << "; " << unwritten_ << " of them were never written (they still hold the poison)."
+            << " Does the grid cover every element?";
+  message << "\nFirst wrong elements (where: expected, got):";
+  for (const auto& m : first_) message << "\n  " << where(m.index, context.row_length) << ": " << m.expected << ", " << m.got;
+  if (!context.look_at.empty()) message << "\nLook at: " << context.look_at;
+  FAIL_CHECK(message.str());
+  return false;
+}
+
+}  // namespace detail
+}  // namespace kit

@@ -1,0 +1,127 @@
+// The test program's entry point, shared by every lab.
+//
+// It probes for a GPU (without one, only the "cpu" suite runs and the rest is
+// reported as skipped), records the run (seed, GPU, driver) and, through a
+// doctest listener, each test case's outcome in $KIT_RESULTS.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "kit/device.hpp"
+#include "kit/random.hpp"
+#include "kit/results.hpp"
+
+namespace kit {
+namespace {
+
+std::string running_case;
+
+// Writes the outcome of every test case to the results file.
+class ResultsListener : public doctest::IReporter {
+ public:
+  explicit ResultsListener(const doctest::ContextOptions&) {}
+
+  void report_query(const doctest::QueryData& query) override {
+    for (unsigned i = 0; i < query.num_data; ++i)
+      write_record(JsonObject()
+                       .add("kind", "listed")
+                       .add("case", query.data[i]->m_name)
+                       .add("suite", query.data[i]->m_test_suite));
+  }
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+
+  void test_case_start(const doctest::TestCaseData& data) override {
+    running_case = data.m_name;
+    messages_.clear();
+    write_record(JsonObject().add("kind", "case_start").add("case", running_case).add("suite", data.m_test_suite));
+  }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+
+  void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
+    write_record(JsonObject()
+                     .add("kind", "case")
+                     .add("case", running_case)
+                     .add("status", stats.testCaseSuccess ? "passed" : "failed")
+                     .add("seconds", stats.seconds)
+                     .add("messages", messages_));
+    running_case.clear();
+  }
+
+  void test_case_exception(const doctest::TestCaseException& exception) override {
+    messages_.push_back(std::string(exception.is_crash ? "The program crashed: " : "Exception thrown: ") +
+                        exception.error_string.c_str());
+  }
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+
+  void log_assert(const doctest::AssertData& data) override {
+    if (!data.m_failed) return;
+    std::string text = std::string(data.m_file) + ":" + std::to_string(data.m_line) + ": check failed: " +
+                       data.m_expr + " with values " + data.m_decomp.c_str();
+    if (data.m_exception.size() > 0) text += "; exception: " + std::string(data.m_exception.c_str());
+    messages_.push_back(text);
+  }
+  void log_message(const doctest::MessageData& data) override {
+    if (data.m_severity & doctest::assertType::is_warn) return;  // MESSAGE and WARN are not failures
+    messages_.push_back(data.m_string.c_str());
+  }
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+
+ private:
+  std::vector<std::string> messages_;
+};
+
+void record_run() {
+  const DeviceInfo& device = device_info();
+  JsonObject record;
+  record.add("kind", "run").add("gpu_available", device.available);
+  if (device.available)
+    record.add("gpu", device.name)
+        .add("driver", device.driver)
+        .add("cuda_driver_api", static_cast<long long>(device.cuda_driver_api))
+        .add("compute_capability", static_cast<long long>(device.compute_capability));
+  else
+    record.add("why_no_gpu", device.why_not);
+  try {
+    record.add("seed", static_cast<long long>(run_seed()));
+  } catch (const std::exception& error) {
+    record.add("params_error", error.what());
+  }
+  write_record(record);
+}
+
+// --list-test-cases and friends: doctest then lists what passes the filters,
+// and a listing must show every case, GPU or not.
+bool listing_only(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-ltc" || arg == "-lts" || arg.find("--list-") == 0 || arg.find("--dt-list-") == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::string& current_case_name() { return running_case; }
+
+}  // namespace kit
+
+DOCTEST_REGISTER_LISTENER("kit-results", 1, kit::ResultsListener);
+
+int main(int argc, char** argv) {
+  doctest::Context context;
+  context.applyCommandLine(argc, argv);
+  kit::record_run();
+  const kit::DeviceInfo& device = kit::device_info();
+  if (!device.available && !kit::listing_only(argc, argv)) {
+    std::printf("No CUDA GPU available (%s): test cases that need a GPU are skipped; only CPU test cases run.\n",
+                device.why_not.c_str());
+    context.addFilter("test-suite", "cpu");
+  }
+  return context.run();
+}

@@ -1,0 +1,89 @@
+#include "kit/results.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace kit {
+
+std::string json_quote(const std::string& text) {
+  std::string quoted = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': quoted += "\\\""; break;
+      case '\\': quoted += "\\\\"; break;
+      case '\n': quoted += "\\n"; break;
+      case '\t': quoted += "\\t"; break;
+      case '\r': quoted += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char escape[8];
+          std::snprintf(escape, sizeof(escape), "\\u%04x", c);
+          quoted += escape;
+        } else {
+          quoted += static_cast<char>(c);
+        }
+    }
+  }
+  return quoted + "\"";
+}
+
+namespace {
+std::string number(double value) {
+  if (!std::isfinite(value)) return "null";  // JSON has no NaN or infinity
+  std::ostringstream text;
+  text.precision(17);
+  text << value;
+  return text.str();
+}
+}  // namespace
+
+JsonObject& JsonObject::add(const std::string& key, const std::string& value) {
+  fields_.emplace_back(key, json_quote(value));
+  return *this;
+}
+JsonObject& JsonObject::add(const std::string& key, const char* value) { return add(key, std::string(value)); }
+JsonObject& JsonObject::add(const std::string& key, double value) {
+  fields_.emplace_back(key, number(value));
+  return *this;
+}
+JsonObject& JsonObject::add(const std::string& key, long long value) {
+  fields_.emplace_back(key, std::to_string(value));
+  return *this;
+}
+JsonObject& JsonObject::add(const std::string& key, bool value) {
+  fields_.emplace_back(key, value ? "true" : "false");
+  return *this;
+}
+JsonObject& JsonObject::add(const std::string& key, const std::vector<double>& values) {
+  std::string list = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) list += (i ? "," : "") + number(values[i]);
+  fields_.emplace_back(key, list + "]");
+  return *this;
+}
+JsonObject& JsonObject::add(const std::string& key, const std::vector<std::string>& values) {
+  std::string list = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) list += (i ? "," : "") + json_quote(values[i]);
+  fields_.emplace_back(key, list + "]");
+  return *this;
+}
+
+std::string JsonObject::str() const {
+  std::string text = "{";
+  for (std::size_t i = 0; i < fields_.size(); ++i)
+    text += (i ? ", " : "") + json_quote(fields_[i].first) + ": " + fields_[i].second;
+  return text + "}";
+}
+
+void write_record(const JsonObject& record) {
+  static std::FILE* file = [] {
+    const char* path = std::getenv("KIT_RESULTS");
+    return path ? std::fopen(path, "a") : nullptr;
+  }();
+  if (file == nullptr) return;
+  std::fputs((record.str() + "\n").c_str(), file);
+  std::fflush(file);
+}
+
+}  // namespace kit

@@ -1,0 +1,56 @@
+// Lab 01 checks shared by the public and the hidden tests: inputs, the CPU
+// reference and the comparisons.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kit/kit.cuh"
+#include "vector_add.cuh"
+
+namespace vector_add_checks {
+
+inline const std::string kLookAt = "vector_add_kernel, launch_vector_add and vector_add in vector_add.cu";
+inline const std::string kLookAtGuard =
+    "the bounds check in vector_add_kernel: a thread whose index is n or more must not write";
+
+struct Inputs {
+  std::vector<float> a, b;
+  std::vector<double> sum;  // the CPU reference, exact in double
+};
+
+inline Inputs make_inputs(std::size_t n) {
+  Inputs in{kit::Rng::for_case("a").uniform_floats(n, -1.0f, 1.0f),
+            kit::Rng::for_case("b").uniform_floats(n, -1.0f, 1.0f), std::vector<double>(n)};
+  for (std::size_t i = 0; i < n; ++i) in.sum[i] = static_cast<double>(in.a[i]) + in.b[i];
+  return in;
+}
+
+// A float addition returns the exact sum rounded once, so it lies within half
+// a unit in the last place of the double sum; rel_tol (lab.toml) allows one unit.
+inline kit::Tolerance tolerance() { return {kit::param_double("rel_tol"), 0.0}; }
+
+// The whole round trip through vector_add on host arrays.
+inline void check_round_trip(int n, const std::string& input) {
+  const Inputs in = make_inputs(n);
+  std::vector<float> c = kit::poisoned_vector<float>(n);
+  vector_add(in.a.data(), in.b.data(), c.data(), n);
+  kit::expect_close(c, in.sum, tolerance(), {input, kLookAt});
+}
+
+// launch_vector_add on device vectors, with a poisoned guard zone after c that
+// a kernel without its bounds check writes into.
+inline void check_launch(int n, const std::string& input) {
+  const Inputs in = make_inputs(n);
+  const auto guard = static_cast<std::size_t>(kit::param_int("guard_elements"));
+  kit::DeviceBuffer<float> d_a(in.a), d_b(in.b), d_c(n + guard);
+  d_c.poison();
+  launch_vector_add(d_a.data(), d_b.data(), d_c.data(), n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> all = d_c.download();
+  const std::vector<float> c(all.begin(), all.begin() + n), past_end(all.begin() + n, all.end());
+  kit::expect_close(c, in.sum, tolerance(), {input, kLookAt});
+  kit::expect_guard_untouched(past_end, n, {input, kLookAtGuard});
+}
+
+}  // namespace vector_add_checks

@@ -1,0 +1,55 @@
+#include "kit/cuda_check.cuh"
+#include "vector_add.cuh"
+
+// Threads per block: a multiple of the 32-thread warp. Any value from 64 to
+// 1024 works; 256 is a common starting point.
+constexpr int kBlockSize = 256;
+
+// One thread per element: c[i] = a[i] + b[i].
+// May assume: a, b and c point to at least n floats in device memory.
+// Must not: touch any element at index n or beyond.
+__global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
+  // BEGIN SOLUTION
+  // TODO: compute this thread's global index from blockIdx.x, blockDim.x and threadIdx.x,
+  //       then write c[i] = a[i] + b[i] only when the index is below n: the grid is
+  //       rounded up to whole blocks, so the last block usually has threads past the end.
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+  // END SOLUTION
+}
+
+// Launches vector_add_kernel over n elements of device vectors. [tested on its own]
+void launch_vector_add(const float* d_a, const float* d_b, float* d_c, int n) {
+  // BEGIN SOLUTION
+  // TODO: launch vector_add_kernel with kBlockSize threads per block and enough blocks
+  //       to cover all n elements (round the division up), then check the launch with
+  //       CUDA_CHECK_LAUNCH().
+  const int blocks = (n + kBlockSize - 1) / kBlockSize;
+  vector_add_kernel<<<blocks, kBlockSize>>>(d_a, d_b, d_c, n);
+  CUDA_CHECK_LAUNCH();
+  // END SOLUTION
+}
+
+// The whole round trip from host arrays: allocate, copy in, launch, copy out, free.
+void vector_add(const float* h_a, const float* h_b, float* h_c, int n) {
+  // BEGIN SOLUTION
+  // TODO: 1. cudaMalloc three device vectors of n floats (d_a, d_b, d_c);
+  //       2. cudaMemcpy h_a and h_b to the device (cudaMemcpyHostToDevice);
+  //       3. call launch_vector_add;
+  //       4. cudaMemcpy d_c back into h_c (cudaMemcpyDeviceToHost; this waits for the kernel);
+  //       5. cudaFree all three.
+  //       Wrap every CUDA call in CUDA_CHECK(...) so a failure names the call and the line.
+  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  float *d_a = nullptr, *d_b = nullptr, *d_c = nullptr;
+  CUDA_CHECK(cudaMalloc(&d_a, bytes));
+  CUDA_CHECK(cudaMalloc(&d_b, bytes));
+  CUDA_CHECK(cudaMalloc(&d_c, bytes));
+  CUDA_CHECK(cudaMemcpy(d_a, h_a, bytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_b, h_b, bytes, cudaMemcpyHostToDevice));
+  launch_vector_add(d_a, d_b, d_c, n);
+  CUDA_CHECK(cudaMemcpy(h_c, d_c, bytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(d_a));
+  CUDA_CHECK(cudaFree(d_b));
+  CUDA_CHECK(cudaFree(d_c));
+  // END SOLUTION
+}
