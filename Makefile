@@ -1,0 +1,54 @@
+# The front door: `make help` lists every target.
+BUILD   ?= build
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+PYTHON  ?= python3
+# pytest may live in another interpreter than the first python3 (e.g. Debian's python3-pytest).
+PYTEST  ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && echo "$$p -m pytest" && break; done)
+LABS    := $(sort $(notdir $(patsubst %/lab.toml,%,$(wildcard labs/*/lab.toml))))
+CMAKE_FLAGS ?=
+ifneq ($(CUDA_ARCH),)
+CMAKE_FLAGS += -DCUDA_ARCH="$(CUDA_ARCH)"
+endif
+GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
+
+.PHONY: help build test test-gpu grade selfcheck skeleton skeleton-check clean $(LABS)
+
+help: ## list the targets
+	@echo "CUDA lab kit. Targets:"
+	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-22s %s\n", $$1, $$2}'
+	@echo "  make <lab>                   build one lab and run its tests, e.g. make 01-vector-add"
+	@echo "Labs: $(LABS)"
+	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder>"
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(GENERATOR) $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt ## build every lab: student files, references and wrong variants
+	cmake --build $(BUILD) --parallel $(JOBS)
+
+$(LABS): $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) --parallel $(JOBS) --target $@-tests
+	$(BUILD)/$@/$@-tests
+
+grade: build ## grade your labs (or LAB=.. [SUBMISSION=..]); prints a score table
+	$(PYTHON) -m grader grade $(if $(LAB),--lab $(LAB)) $(if $(SUBMISSION),--submission $(SUBMISSION))
+
+test: build ## build everything, then run ctest (GPU tests skip without a GPU), grader tests, skeleton check
+	cd $(BUILD) && ctest --output-on-failure --parallel $(JOBS)
+	$(if $(PYTEST),$(PYTEST) -q grader/tests,$(error no Python with pytest found: apt-get install python3-pytest))
+	$(PYTHON) -m grader skeleton --check
+
+test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
+	cd $(BUILD) && ctest --output-on-failure -L gpu
+
+selfcheck: build ## reference full marks, skeleton zero, wrong variants lose points (LAB=.. for one)
+	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(if $(LAB),--lab $(LAB))
+
+skeleton: ## regenerate the student skeletons in labs/ from solutions/
+	$(PYTHON) -m grader skeleton
+
+skeleton-check: ## fail if a committed skeleton differs from its reference
+	$(PYTHON) -m grader skeleton --check
+
+clean: ## remove the build folder
+	rm -rf $(BUILD)
