@@ -8,20 +8,12 @@ namespace kit {
 namespace detail {
 namespace {
 
-constexpr std::size_t kMismatchesShown = 5;
-
 std::string where(std::size_t index, std::size_t row_length) {
   if (row_length == 0) return "[" + std::to_string(index) + "]";
   return "(row " + std::to_string(index / row_length) + ", col " + std::to_string(index % row_length) + ")";
 }
 
 }  // namespace
-
-void MismatchLog::add(std::size_t index, const std::string& expected, const std::string& got, bool unwritten) {
-  ++count_;
-  if (unwritten) ++unwritten_;
-  if (first_.size() < kMismatchesShown) first_.push_back({index, expected, got});
-}
 
 bool MismatchLog::report(const std::string& what, const CaseContext& context) const {
   if (ok()) return true;

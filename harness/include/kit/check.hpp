@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kit/poison.hpp"
@@ -41,12 +42,23 @@ struct Mismatch {
 class MismatchLog {
  public:
   explicit MismatchLog(std::size_t total) : total_(total) {}
-  void add(std::size_t index, const std::string& expected, const std::string& got, bool unwritten);
+  // Counts a mismatch; `describe` (returning {expected, got} as text) runs only
+  // for the few that are shown, so a wholly wrong large output stays fast to check.
+  template <class Describe>
+  void add(std::size_t index, bool unwritten, Describe describe) {
+    ++count_;
+    if (unwritten) ++unwritten_;
+    if (first_.size() < kShown) {
+      const auto [expected, got] = describe();
+      first_.push_back({index, expected, got});
+    }
+  }
   bool ok() const { return count_ == 0; }
   // Reports a failure to doctest when anything mismatched; returns ok().
   bool report(const std::string& what, const CaseContext& context) const;
 
  private:
+  static constexpr std::size_t kShown = 5;
   std::size_t total_;
   std::size_t count_ = 0;
   std::size_t unwritten_ = 0;
@@ -67,19 +79,22 @@ std::string show(T value) {
 
 }  // namespace detail
 
-// got[i] must lie within allowed[i] of expected[i] (a bound per element, for
-// arithmetic whose error grows with the data, such as a dot product).
-template <class T>
-bool expect_within(const std::vector<T>& got, const std::vector<double>& expected,
-                   const std::vector<double>& allowed, const CaseContext& context) {
+// got[i] must lie within allowed_error(i) of expected[i]: the general form, for
+// arithmetic whose error bound differs per element (a dot product's grows with
+// the sum of the magnitudes it adds).
+template <class T, class AllowedError>
+bool expect_within(const std::vector<T>& got, const std::vector<double>& expected, AllowedError allowed_error,
+                   const CaseContext& context) {
   detail::MismatchLog log(expected.size());
   if (got.size() != expected.size()) {
-    log.add(0, std::to_string(expected.size()) + " elements", std::to_string(got.size()) + " elements", false);
+    log.add(0, false, [&] {
+      return std::pair{std::to_string(expected.size()) + " elements", std::to_string(got.size()) + " elements"};
+    });
   } else {
     for (std::size_t i = 0; i < got.size(); ++i) {
       const double value = static_cast<double>(got[i]);
-      if (!(std::fabs(value - expected[i]) <= allowed[i]))  // NaN fails here too
-        log.add(i, detail::show(expected[i]), detail::show(got[i]), is_poison(got[i]));
+      if (!(std::fabs(value - expected[i]) <= allowed_error(i)))  // NaN fails here too
+        log.add(i, is_poison(got[i]), [&] { return std::pair{detail::show(expected[i]), detail::show(got[i])}; });
     }
   }
   return log.report("result", context);
@@ -89,9 +104,8 @@ bool expect_within(const std::vector<T>& got, const std::vector<double>& expecte
 template <class T>
 bool expect_close(const std::vector<T>& got, const std::vector<double>& expected, Tolerance tolerance,
                   const CaseContext& context) {
-  std::vector<double> allowed(expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) allowed[i] = tolerance.abs + tolerance.rel * std::fabs(expected[i]);
-  return expect_within(got, expected, allowed, context);
+  return expect_within(
+      got, expected, [&](std::size_t i) { return tolerance.abs + tolerance.rel * std::fabs(expected[i]); }, context);
 }
 
 // Exact comparison, for integers and bytes.
@@ -99,10 +113,13 @@ template <class T>
 bool expect_equal(const std::vector<T>& got, const std::vector<T>& expected, const CaseContext& context) {
   detail::MismatchLog log(expected.size());
   if (got.size() != expected.size()) {
-    log.add(0, std::to_string(expected.size()) + " elements", std::to_string(got.size()) + " elements", false);
+    log.add(0, false, [&] {
+      return std::pair{std::to_string(expected.size()) + " elements", std::to_string(got.size()) + " elements"};
+    });
   } else {
     for (std::size_t i = 0; i < got.size(); ++i)
-      if (!(got[i] == expected[i])) log.add(i, detail::show(expected[i]), detail::show(got[i]), is_poison(got[i]));
+      if (!(got[i] == expected[i]))
+        log.add(i, is_poison(got[i]), [&] { return std::pair{detail::show(expected[i]), detail::show(got[i])}; });
   }
   return log.report("result", context);
 }
@@ -114,7 +131,8 @@ template <class T>
 bool expect_guard_untouched(const std::vector<T>& guard, std::size_t first_index, const CaseContext& context) {
   detail::MismatchLog log(guard.size());
   for (std::size_t i = 0; i < guard.size(); ++i)
-    if (!is_poison(guard[i])) log.add(first_index + i, "untouched (past the end)", detail::show(guard[i]), false);
+    if (!is_poison(guard[i]))
+      log.add(first_index + i, false, [&] { return std::pair{std::string("untouched (past the end)"), detail::show(guard[i])}; });
   return log.report("memory past the end of the output", context);
 }
 
