@@ -4,6 +4,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 PYTHON  ?= python3
 # pytest may live in another interpreter than the first python3 (e.g. Debian's python3-pytest).
 PYTEST  ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && echo "$$p -m pytest" && break; done)
+PLOT_PYTHON ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import matplotlib' 2>/dev/null && echo "$$p" && break; done)
 LABS    := $(sort $(notdir $(patsubst %/lab.toml,%,$(wildcard labs/*/lab.toml))))
 CMAKE_FLAGS ?=
 ifneq ($(CUDA_ARCH),)
@@ -17,6 +18,7 @@ help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
 	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-22s %s\n", $$1, $$2}'
 	@echo "  make <lab>                   build one lab and run its tests, e.g. make 01-vector-add"
+	@echo "  make <lab>-demo              run a lab's demo where it has one (02: images, 09: orbits)"
 	@echo "Labs: $(LABS)"
 	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder>"
 
@@ -25,6 +27,16 @@ $(BUILD)/CMakeCache.txt:
 
 build: $(BUILD)/CMakeCache.txt ## build every lab: student files, references and wrong variants
 	cmake --build $(BUILD) --parallel $(JOBS)
+
+# A lab with something to look at (images, trajectories) defines a CMake target <lab>-demo in
+# labs/<lab>/CMakeLists.txt; it writes into build/<lab>/demo/, and labs/<lab>/demo.py, where
+# present, turns that into pictures (matplotlib).
+%-demo: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) --parallel $(JOBS) --target $@
+	mkdir -p $(BUILD)/$*/demo
+	$(BUILD)/$*/$@ $(BUILD)/$*/demo
+	if [ -f labs/$*/demo.py ]; then $(PLOT_PYTHON) labs/$*/demo.py $(BUILD)/$*/demo; fi
+	@echo "Output in $(BUILD)/$*/demo/"
 
 $(LABS): $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --parallel $(JOBS) --target $@-tests
