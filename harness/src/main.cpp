@@ -18,8 +18,6 @@
 namespace kit {
 namespace {
 
-std::string running_case;
-
 // Writes the outcome of every test case to the results file.
 class ResultsListener : public doctest::IReporter {
  public:
@@ -36,20 +34,20 @@ class ResultsListener : public doctest::IReporter {
   void test_run_end(const doctest::TestRunStats&) override {}
 
   void test_case_start(const doctest::TestCaseData& data) override {
-    running_case = data.m_name;
+    set_current_case_name(data.m_name);
     messages_.clear();
-    write_record(JsonObject().add("kind", "case_start").add("case", running_case).add("suite", data.m_test_suite));
+    write_record(JsonObject().add("kind", "case_start").add("case", data.m_name).add("suite", data.m_test_suite));
   }
   void test_case_reenter(const doctest::TestCaseData&) override {}
 
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
     write_record(JsonObject()
                      .add("kind", "case")
-                     .add("case", running_case)
+                     .add("case", current_case_name())
                      .add("status", stats.testCaseSuccess ? "passed" : "failed")
                      .add("seconds", stats.seconds)
                      .add("messages", messages_));
-    running_case.clear();
+    set_current_case_name("");
   }
 
   void test_case_exception(const doctest::TestCaseException& exception) override {
@@ -106,8 +104,6 @@ bool listing_only(int argc, char** argv) {
 }
 
 }  // namespace
-
-const std::string& current_case_name() { return running_case; }
 
 }  // namespace kit
 

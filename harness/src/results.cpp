@@ -76,6 +76,16 @@ std::string JsonObject::str() const {
   return text + "}";
 }
 
+namespace {
+std::string& running_case() {
+  static std::string name;
+  return name;
+}
+}  // namespace
+
+const std::string& current_case_name() { return running_case(); }
+void set_current_case_name(const std::string& name) { running_case() = name; }
+
 void write_record(const JsonObject& record) {
   static std::FILE* file = [] {
     const char* path = std::getenv("KIT_RESULTS");

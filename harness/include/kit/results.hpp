@@ -34,7 +34,9 @@ std::string json_quote(const std::string& text);
 // Append a record to $KIT_RESULTS (does nothing when it is unset).
 void write_record(const JsonObject& record);
 
-// The name of the test case now running ("" outside a test case).
+// The name of the test case now running ("" outside a test case); the test
+// runner sets it, and per-case random streams and timing records use it.
 const std::string& current_case_name();
+void set_current_case_name(const std::string& name);
 
 }  // namespace kit
