@@ -71,7 +71,7 @@ function(kit_lab_variant lab target source_dir)
   list(TRANSFORM KIT_LAB_STUDENT_FILES PREPEND ${source_dir}/ OUTPUT_VARIABLE sources)
   add_executable(${target} ${sources})
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/labs/${lab})
-  target_link_libraries(${target} PRIVATE ${lab}-test-objects kit_harness ${KIT_LAB_LIBRARIES})
+  target_link_libraries(${target} PRIVATE ${lab}-test-objects kit_test_main kit_harness ${KIT_LAB_LIBRARIES})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${lab})
 endfunction()
 

@@ -3,7 +3,6 @@
 // It probes for a GPU (without one, only the "cpu" suite runs and the rest is
 // reported as skipped), records the run (seed, GPU, driver) and, through a
 // doctest listener, each test case's outcome in $KIT_RESULTS.
-#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
 #include <cstdio>
