@@ -1,0 +1,27 @@
+from pathlib import Path
+
+import pytest
+
+from grader.buildinfo import write
+from grader.config import ConfigError, load_lab
+
+
+def test_build_files_for_the_toy_lab(toy_repo: Path, tmp_path: Path):
+    config = load_lab("50-toy", toy_repo)
+    out = tmp_path / "out"
+    write(config, out)
+    params = (out / "params.txt").read_text().splitlines()
+    assert "sizes=1,2,3" in params and "seed=1" in params
+    cmake = (out / "lab.cmake").read_text()
+    assert "set(KIT_LAB_STUDENT_FILES [==[toy.cu]==])" in cmake
+    assert "set(KIT_LAB_CASE_COUNT 4)" in cmake
+    assert "set(KIT_LAB_CASE_1_GPU OFF)" in cmake and "set(KIT_LAB_CASE_3_TIMING ON)" in cmake
+    wrong = (out / "wrong/off-by-one/toy.cu").read_text()
+    assert "if (i < n - 1) out[i] = i;" in wrong
+
+
+def test_a_wrong_variant_whose_text_is_gone_is_an_error(toy_repo: Path, tmp_path: Path):
+    hidden = toy_repo / "solutions/50-toy/hidden.toml"
+    hidden.write_text(hidden.read_text().replace('replace = "i < n"', 'replace = "i <= n"'))
+    with pytest.raises(ConfigError, match="occurs 0 times in toy.cu"):
+        write(load_lab("50-toy", toy_repo), tmp_path / "out")

@@ -1,0 +1,64 @@
+from pathlib import Path
+
+import pytest
+
+from grader.config import ConfigError, list_labs, load_lab
+
+
+def test_toy_lab_reads_public_and_hidden_parts(toy_repo: Path):
+    config = load_lab("50-toy", toy_repo)
+    assert config.student_files == ("toy.cu",)
+    assert [t.name for t in config.tests] == ["toy: adds", "toy: runs on the CPU", "toy (hidden): awkward sizes"]
+    assert [t.hidden for t in config.tests] == [False, False, True]
+    assert config.test("toy: runs on the CPU").gpu is False
+    assert config.grading_seed == 99
+    assert config.max_points == 10 + 5 + 5 + 20
+    assert config.timing_cases == ("toy timing: fast",)
+    assert config.perf[0].requires == ("*",)
+    assert config.wrong[0].must_fail == ("toy: adds",)
+
+
+def test_without_solutions_only_public_parts_remain(toy_repo: Path):
+    import shutil
+    shutil.rmtree(toy_repo / "solutions")
+    config = load_lab("50-toy", toy_repo)
+    assert config.solution_dir is None
+    assert all(not t.hidden for t in config.tests)
+    assert config.grading_seed is None and config.wrong == ()
+
+
+@pytest.mark.parametrize("change, message", [
+    (("points = 10", "points = -1"), "'points' must be a number >= 0"),
+    (('name = "toy: adds"', 'name = "toy: adds, twice"'), "may not contain"),
+    (('name = "toy: runs on the CPU"', 'name = "toy: adds"'), "appear twice"),
+    (("zero_at = 10.0", "zero_at = 1.1"), "must be larger than full_at"),
+    (("timing_batch = 1\n", ""), "'timing_batch' is required"),
+    (('student_files = ["toy.cu"]', "student_files = []"), "student_files"),
+    (("[params]", "[params]\nbad = true"), "must be a lower_case name"),
+    (("[lab]", "[lab]\nlibraries = [\"cudnn\"]"), "unknown libraries"),
+    (("[[perf]]", "[surprise]\n[[perf]]"), "unknown table"),
+])
+def test_config_mistakes_are_named(toy_repo: Path, change, message):
+    path = toy_repo / "labs/50-toy/lab.toml"
+    path.write_text(path.read_text().replace(*change, 1))
+    with pytest.raises(ConfigError, match=message):
+        load_lab("50-toy", toy_repo)
+
+
+def test_invalid_toml_names_the_file(toy_repo: Path):
+    (toy_repo / "labs/50-toy/lab.toml").write_text("[lab\n")
+    with pytest.raises(ConfigError, match="lab.toml: not valid TOML"):
+        load_lab("50-toy", toy_repo)
+
+
+def test_unknown_lab_lists_the_known_ones(toy_repo: Path):
+    with pytest.raises(ConfigError, match="labs: 50-toy"):
+        load_lab("51-nothing", toy_repo)
+
+
+def test_every_committed_lab_config_loads():
+    labs = list_labs()
+    assert "01-vector-add" in labs
+    for lab in labs:
+        config = load_lab(lab)
+        assert config.max_points > 0, lab

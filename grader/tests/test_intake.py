@@ -1,0 +1,109 @@
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.intake import IntakeError, stage
+
+
+def make_zip(path: Path, entries: dict[str, str], links: dict[str, str] | None = None) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in entries.items():
+            z.writestr(name, text)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            z.writestr(info, target)
+    return path
+
+
+GOOD = "__global__ void k() {}\n"
+
+
+def test_folder_gives_only_the_declared_files(lab01, tmp_path: Path):
+    submission = tmp_path / "sub"
+    (submission / "nested").mkdir(parents=True)
+    (submission / "nested/vector_add.cu").write_text(GOOD)
+    (submission / "vector_add.cuh").write_text("// a header of their own: ignored")
+    (submission / "public_tests.cu").write_text("// tests of their own: ignored")
+    (submission / "CMakeLists.txt").write_text("# build files of their own: ignored")
+    staged = stage(submission, lab01, tmp_path / "staged")
+    assert staged.files == ("vector_add.cu",)
+    assert sorted(p.name for p in (tmp_path / "staged").iterdir()) == ["vector_add.cu"]
+
+
+def test_zip_gives_only_the_declared_files(lab01, tmp_path: Path):
+    archive = make_zip(tmp_path / "s.zip", {"lab01/vector_add.cu": GOOD, "lab01/notes.txt": "hi"})
+    staged = stage(archive, lab01, tmp_path / "staged")
+    assert (tmp_path / "staged/vector_add.cu").read_text() == GOOD
+    assert staged.files == ("vector_add.cu",)
+
+
+@pytest.mark.parametrize("entries, message", [
+    ({"../vector_add.cu": GOOD}, "points outside the archive"),
+    ({"/abs/vector_add.cu": GOOD}, "points outside the archive"),
+    ({"a/../../x.txt": "x", "vector_add.cu": GOOD}, "points outside the archive"),
+    ({"a/vector_add.cu": GOOD, "b/vector_add.cu": GOOD}, "appears more than once"),
+    ({"readme.txt": "no code"}, "has no vector_add.cu"),
+])
+def test_bad_zips_are_refused_with_a_reason(lab01, tmp_path: Path, entries, message):
+    archive = make_zip(tmp_path / "s.zip", entries)
+    with pytest.raises(IntakeError, match=message):
+        stage(archive, lab01, tmp_path / "staged")
+    assert not (tmp_path / "staged/vector_add.cu").exists()
+
+
+def test_binary_file_is_refused(lab01, tmp_path: Path):
+    archive = tmp_path / "s.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("vector_add.cu", b"\xff\xfe\x00 not text")
+    with pytest.raises(IntakeError, match="not a UTF-8 text file"):
+        stage(archive, lab01, tmp_path / "staged")
+
+
+def test_symlink_in_zip_is_refused(lab01, tmp_path: Path):
+    archive = make_zip(tmp_path / "s.zip", {}, links={"vector_add.cu": "/etc/passwd"})
+    with pytest.raises(IntakeError, match="symbolic link"):
+        stage(archive, lab01, tmp_path / "staged")
+
+
+def test_symlink_in_folder_is_refused(lab01, tmp_path: Path):
+    (tmp_path / "sub").mkdir()
+    os.symlink("/etc/hostname", tmp_path / "sub/vector_add.cu")
+    with pytest.raises(IntakeError, match="link"):
+        stage(tmp_path / "sub", lab01, tmp_path / "staged")
+
+
+def test_neither_folder_nor_zip(lab01, tmp_path: Path):
+    (tmp_path / "vector_add.cu").write_text(GOOD)
+    with pytest.raises(IntakeError, match="neither a folder nor a .zip"):
+        stage(tmp_path / "vector_add.cu", lab01, tmp_path / "staged")
+
+
+@pytest.mark.parametrize("code, word", [
+    ('void f() { std::getenv("KIT_RESULTS"); }\n', "getenv"),
+    ("void f() { exit(0); }\n", "exit"),
+    ('void f() { FILE* x = fopen("r.jsonl", "w"); }\n', "fopen"),
+])
+def test_tampering_is_refused_with_file_and_line(lab01, tmp_path: Path, code, word):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/vector_add.cu").write_text("// fine\n" + code)
+    with pytest.raises(IntakeError, match=f"vector_add.cu:2: uses '{word}'"):
+        stage(tmp_path / "sub", lab01, tmp_path / "staged")
+
+
+def test_forbidden_words_in_comments_and_strings_are_fine(lab01, tmp_path: Path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/vector_add.cu").write_text('// do not exit here\nconst char* s = "getenv";\n/* fopen */\n')
+    stage(tmp_path / "sub", lab01, tmp_path / "staged")
+
+
+def test_lab_forbidden_library(lab01, tmp_path: Path):
+    from dataclasses import replace
+    config = replace(lab01, forbidden=("cublas",))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/vector_add.cu").write_text("#include <cublas_v2.h>\nvoid f() { cublasSgemm(0); }\n")
+    with pytest.raises(IntakeError, match="vector_add.cu:1: this lab does not allow"):
+        stage(tmp_path / "sub", config, tmp_path / "staged")

@@ -1,0 +1,91 @@
+"""The run stage against a stand-in for a GPU test program.
+
+The stand-in is a small Python script that behaves like a harness-built test
+program: it lists its cases and, for --test-case=NAME, writes the same JSON
+records to $KIT_RESULTS, then passes, fails, crashes or hangs as told.
+"""
+from pathlib import Path
+
+from grader.proc import run_process, scrubbed_env
+from grader.run import list_cases, run_case
+
+STAND_IN = r'''#!/usr/bin/env python3
+import json, os, signal, sys, time
+cases = {"passes": "", "fails": "", "crashes": "", "hangs": "", "crashes after": "", "cpu": "cpu"}
+out = open(os.environ["KIT_RESULTS"], "a")
+def record(**fields):
+    out.write(json.dumps(fields) + "\n"); out.flush()
+record(kind="run", gpu_available=True, gpu="Stand-in GPU", driver="1.0", seed=int(os.environ.get("KIT_SEED", 7)))
+if "--list-test-cases" in sys.argv:
+    for name, suite in cases.items():
+        record(kind="listed", case=name, suite=suite)
+    sys.exit(0)
+name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--test-case="))
+if name not in cases:
+    sys.exit(0)
+record(kind="case_start", case=name)
+print("console noise that the grader must not parse: passed")
+if name == "hangs":
+    time.sleep(600)
+if name == "crashes":
+    os.kill(os.getpid(), signal.SIGSEGV)
+record(kind="timing", case=name, name="k", median_s=0.5, rate=2.0, unit="GB/s")
+status = "failed" if name == "fails" else "passed"
+record(kind="case", case=name, status=status, seconds=0.1,
+       messages=["Wrong result for input: n = 3 (seed %s)" % os.environ.get("KIT_SEED")] if status == "failed" else [])
+if name == "crashes after":
+    sys.exit(134)
+'''
+
+
+def stand_in(tmp_path: Path) -> Path:
+    program = tmp_path / "fake-tests"
+    program.write_text(STAND_IN)
+    program.chmod(0o755)
+    return program
+
+
+def test_listing_reads_cases_and_gpu(tmp_path: Path):
+    listing = list_cases(stand_in(tmp_path), tmp_path)
+    assert listing.problem == ""
+    assert listing.info.gpu_available and listing.info.gpu == "Stand-in GPU"
+    assert listing.cases["cpu"] == "cpu" and "passes" in listing.cases
+
+
+def test_pass_fail_crash_and_timeout_are_told_apart(tmp_path: Path):
+    program = stand_in(tmp_path)
+    passed = run_case(program, "passes", 10, tmp_path, seed=42)
+    assert passed.status == "passed" and passed.timing("k")["median_s"] == 0.5
+    failed = run_case(program, "fails", 10, tmp_path, seed=42)
+    assert failed.status == "failed" and failed.messages == ["Wrong result for input: n = 3 (seed 42)"]
+    crashed = run_case(program, "crashes", 10, tmp_path, seed=42)
+    assert crashed.status == "crashed" and "SIGSEGV" in crashed.messages[0]
+    hung = run_case(program, "hangs", 1, tmp_path, seed=42)
+    assert hung.status == "timed_out" and "killed after" in hung.messages[0]
+    late = run_case(program, "crashes after", 10, tmp_path, seed=42)
+    assert late.status == "crashed" and "exited with code 134" in late.messages[-1]
+    missing = run_case(program, "no such case", 10, tmp_path, seed=42)
+    assert missing.status == "not_found"
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path):
+    marker = tmp_path / "grandchild-still-alive"
+    script = f"(sleep 2; touch {marker}) & sleep 30"
+    result = run_process(["bash", "-c", script], cwd=tmp_path, env=scrubbed_env(tmp_path), timeout_s=0.5)
+    assert result.timed_out and result.returncode is None
+    import time
+    time.sleep(2.5)
+    assert not marker.exists(), "a child of the timed-out process survived the kill"
+
+
+def test_environment_is_scrubbed(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("SECRET_TOKEN", "x")
+    result = run_process(["env"], cwd=tmp_path, env=scrubbed_env(tmp_path, {"KIT_SEED": "5"}), timeout_s=10)
+    assert "SECRET_TOKEN" not in result.output
+    assert "KIT_SEED=5" in result.output and f"HOME={tmp_path}" in result.output
+
+
+def test_endless_output_keeps_only_a_tail(tmp_path: Path):
+    result = run_process(["bash", "-c", "yes line | head -c 5000000"], cwd=tmp_path, env=scrubbed_env(tmp_path),
+                         timeout_s=20)
+    assert result.ok and len(result.output) <= 16_000

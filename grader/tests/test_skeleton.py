@@ -1,0 +1,56 @@
+from pathlib import Path
+
+import pytest
+
+from grader.tests.conftest import TOY_REFERENCE
+from grader.config import list_labs, load_lab
+from grader.skeleton import MarkerError, differences, strip_solution, write
+
+
+def test_skeleton_keeps_todos_and_skeleton_lines_and_drops_the_solution():
+    skeleton, regions = strip_solution(TOY_REFERENCE, "toy.cu")
+    assert [(r.begin, r.end) for r in regions] == [(2, 7), (11, 15)]
+    assert "// TODO: write out[i] = i for every i below n." in skeleton
+    assert "//       Guard the index." in skeleton
+    assert "  return 0;" in skeleton
+    assert "if (i < n)" not in skeleton and "return n;" not in skeleton
+    assert "BEGIN SOLUTION" not in skeleton and "SKELETON:" not in skeleton
+    assert skeleton.startswith("__global__ void toy_kernel(int* out, int n) {\n  // TODO")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("// BEGIN SOLUTION\n// TODO: x\n", "toy.cu:1: BEGIN SOLUTION is never closed"),
+    ("// END SOLUTION\n", "toy.cu:1: END SOLUTION without a BEGIN"),
+    ("// BEGIN SOLUTION\n// TODO: x\n// BEGIN SOLUTION\n", "toy.cu:3: BEGIN SOLUTION inside the region opened at line 1"),
+    ("// BEGIN SOLUTON\n", "toy.cu:1: unknown marker"),
+    ("int x;\n// END ANSWER\n", "toy.cu:2: unknown marker"),
+    ("// BEGIN SOLUTION\nint x;\n// END SOLUTION\n", "toy.cu:1: the region has no '// TODO'"),
+    ("// SKELETON: return 0;\n", "toy.cu:1: '// SKELETON:' outside"),
+    ("int main() {}\n", "no '// BEGIN SOLUTION' region"),
+])
+def test_marker_mistakes_name_file_and_line(text, message):
+    with pytest.raises(MarkerError, match=message):
+        strip_solution(text, "toy.cu")
+
+
+def test_generate_then_check_round_trip(toy_repo: Path):
+    config = load_lab("50-toy", toy_repo)
+    assert differences(config)  # nothing generated yet
+    assert write(config) == [toy_repo / "labs/50-toy/toy.cu"]
+    assert differences(config) == []
+    assert write(config) == []  # unchanged files are left alone
+    generated = (toy_repo / "labs/50-toy/toy.cu").read_text()
+    assert generated.startswith("// Your file for lab 50-toy")
+
+    reference = toy_repo / "solutions/50-toy/toy.cu"
+    reference.write_text(reference.read_text().replace("return n;", "return n + 0;").replace(
+        "// TODO: return n.", "// TODO: return n, the count."))
+    diff = differences(config)
+    assert len(diff) == 1 and "+  // TODO: return n, the count." in diff[0]
+
+
+def test_committed_skeletons_match_their_references():
+    for lab in list_labs():
+        config = load_lab(lab)
+        if config.solution_dir is not None:
+            assert differences(config) == [], f"{lab}: run python3 -m grader skeleton"
