@@ -6,7 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader import buildinfo, report, skeleton
+from grader import buildinfo, record, report, skeleton
 from grader.build import binary_path
 from grader.config import REPO_ROOT, ConfigError, list_labs, load_lab
 from grader.grade import GraderError, NoGpu, fresh_workroot, grade_class, grade_submission, remove_workroot
@@ -109,6 +109,17 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_record(args: argparse.Namespace) -> int:
+    data = record.gather(Path(args.build_dir), args.commit)
+    if not data["labs"]:
+        print(f"no {record.RESULTS_NAME} under {args.build_dir}: run the self-check on a GPU first", file=sys.stderr)
+        return 1
+    report.write_json(Path(args.out), data)
+    for lab, result in data["labs"].items():
+        print(f"{lab:<24} {result['score']:6.1f} / {result['max']:g}  {len(result['measurements'])} measurements")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python3 -m grader", description="The CUDA lab kit's grader.")
     commands = top.add_subparsers(dest="command", required=True)
@@ -146,6 +157,12 @@ def parser() -> argparse.ArgumentParser:
     cases.add_argument("--binary", required=True)
     cases.add_argument("--with-hidden", action="store_true")
     cases.set_defaults(run=cmd_check_cases)
+
+    rec = commands.add_parser("record", help="gather a GPU run's measurements (after selfcheck) into one JSON file")
+    rec.add_argument("--build-dir", default="build")
+    rec.add_argument("--commit", default="unknown")
+    rec.add_argument("--out", required=True)
+    rec.set_defaults(run=cmd_record)
 
     configure = commands.add_parser("configure", help="(used by CMake) write a lab's build files")
     configure.add_argument("--lab", required=True)

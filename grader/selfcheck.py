@@ -8,11 +8,13 @@ The listed test cases must match the config both ways.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from grader import build, report, run
 from grader.config import LabConfig
-from grader.grade import evaluate, time_reference
+from grader.grade import evaluate, finish, time_reference
+from grader.record import RESULTS_NAME
 from grader.score import score_lab
 
 
@@ -44,6 +46,9 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path) -> tuple[list[
     first = evaluate(config, reference, workroot / "reference")
     second = time_reference(config, reference, workroot / "reference-again")
     items = score_lab(config, first.outcomes, second.outcomes)
+    graded = finish(config, items, "The reference, graded against a second timing of itself.", time.monotonic(), first,
+                    second)
+    report.write_json(build_dir / config.name / RESULTS_NAME, graded.results)  # for the GPU run record
     text.append(report.table(f"{config.name}: reference, against a second timing of itself", items))
     problems += [f"reference loses points on '{i.name}': {i.output}" for i in items if i.score < i.max_score]
 

@@ -1,0 +1,43 @@
+"""GPU run records: what the suite measured on a GPU, for docs/gpu-runs/ and the slides' charts.
+
+The self-check writes the reference's graded results per lab into the build
+folder (<build>/<lab>/selfcheck-reference.json); `python3 -m grader record`
+gathers them into one JSON file:
+
+    {"date": ..., "gpu": ..., "driver": ..., "commit": ...,
+     "labs": {"01-vector-add": {"score": ..., "max": ..., "measurements": [
+         {"case": ..., "name": ..., "median_s": ..., "rate": ..., "unit": ..., "ceilings": {name: rate}}]}}}
+"""
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+RESULTS_NAME = "selfcheck-reference.json"
+
+
+def _measurements(timings: dict[str, list[dict]]) -> list[dict]:
+    rows = []
+    for case, records in timings.items():
+        for t in records:
+            rows.append({"case": case, "name": t["name"], "median_s": t["median_s"], "rate": t.get("rate"),
+                         "unit": t.get("unit", ""),
+                         "ceilings": dict(zip(t.get("ceiling_names", []), t.get("ceiling_rates", [])))})
+    return rows
+
+
+def gather(build_dir: Path, commit: str, date: str | None = None) -> dict:
+    record: dict = {"date": date or datetime.date.today().isoformat(), "gpu": "", "driver": "", "commit": commit,
+                    "labs": {}}
+    for path in sorted(build_dir.glob(f"*/{RESULTS_NAME}")):
+        results = json.loads(path.read_text())
+        extra = results.get("extra_data", {})
+        record["gpu"] = record["gpu"] or extra.get("gpu", "")
+        record["driver"] = record["driver"] or extra.get("driver", "")
+        record["labs"][path.parent.name] = {
+            "score": results["score"],
+            "max": sum(t["max_score"] for t in results["tests"]),
+            "measurements": _measurements(extra.get("timings", {})),
+        }
+    return record

@@ -1,0 +1,66 @@
+"""Grading real submissions of lab 01 through every stage: intake, a real CMake + nvcc build, run.
+
+Without a GPU, a submission that compiles stops at the run stage with NoGpu;
+on a GPU machine it is graded for real.
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.grade import NoGpu, grade_submission
+from grader.tests.conftest import REPO, needs_cuda_toolchain
+
+BROKEN = """\
+#include "kit/cuda_check.cuh"
+#include "vector_add.cuh"
+
+__global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x
+  if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+
+@needs_cuda_toolchain()
+def test_compile_error_gives_valid_results_with_the_compiler_message(lab01, tmp_path: Path):
+    submission = tmp_path / "submission-in"
+    submission.mkdir()
+    (submission / "vector_add.cu").write_text(BROKEN)
+    graded = grade_submission(lab01, submission, tmp_path / "work")
+    results = graded.results
+    assert results["score"] == 0
+    assert len(results["tests"]) == len(lab01.tests) + len(lab01.perf)
+    assert all(t["score"] == 0 for t in results["tests"])
+    assert "did not compile" in results["output"]
+    assert "vector_add.cu(5): error" in results["output"] or "error" in results["output"]
+    json.dumps(results)  # serialisable as it stands
+
+
+@needs_cuda_toolchain()
+def test_cli_writes_results_for_a_compile_error(tmp_path: Path):
+    submission = tmp_path / "sub.zip"
+    import zipfile
+    with zipfile.ZipFile(submission, "w") as z:
+        z.writestr("mine/vector_add.cu", BROKEN)
+    results_file = tmp_path / "results.json"
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", "--lab", "01-vector-add", "--submission",
+                           str(submission), "--results", str(results_file)], cwd=REPO, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(results_file.read_text())
+    assert results["score"] == 0 and "did not compile" in results["tests"][0]["output"]
+    assert "Total" in done.stdout
+
+
+@needs_cuda_toolchain()
+def test_submission_that_compiles_is_graded_or_reports_no_gpu(lab01, tmp_path: Path):
+    try:
+        graded = grade_submission(lab01, REPO / "solutions/01-vector-add", tmp_path / "work", with_reference=False)
+    except NoGpu as error:
+        assert str(error)  # the reason CUDA gave, e.g. no driver
+        return
+    correctness = [t for t in graded.results["tests"] if not t["name"].startswith("performance")]
+    assert all(t["score"] == t["max_score"] for t in correctness)
