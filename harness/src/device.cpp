@@ -2,25 +2,25 @@
 
 #include <cuda_runtime.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
 namespace kit {
 namespace {
 
-// The kernel driver's version as nvidia-smi shows it, from the driver's own file.
+// The kernel driver's version as nvidia-smi shows it (e.g. 580.159.04): the first
+// dotted number on the first line of the driver's own file.
 std::string kernel_driver_version() {
   std::ifstream file("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(file, line)) return "";
   std::istringstream words(line);
-  std::string word, previous;
+  std::string word;
   while (words >> word) {
-    if (previous == "Kernel" && word == "Module") {
-      words >> word;  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..."
-      return word;
-    }
-    previous = word;
+    const bool dotted_number = word.find('.') != std::string::npos &&
+                               word.find_first_not_of("0123456789.") == std::string::npos && std::isdigit(word[0]);
+    if (dotted_number) return word;
   }
   return "";
 }
