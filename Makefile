@@ -12,7 +12,7 @@ CMAKE_FLAGS += -DCUDA_ARCH="$(CUDA_ARCH)"
 endif
 GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 
-.PHONY: help build test test-gpu grade selfcheck skeleton skeleton-check clean $(LABS)
+.PHONY: help build test test-gpu grade selfcheck release skeleton skeleton-check clean $(LABS)
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -55,6 +55,10 @@ test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
 
 selfcheck: build ## reference full marks, skeleton zero, wrong variants lose points (LAB=.. for one)
 	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(if $(LAB),--lab $(LAB))
+
+release: ## copy the student release to OUT=<folder> (no solutions/), checked for leaks
+	$(if $(OUT),,$(error give the release folder: make release OUT=../cuda-labs-student))
+	$(PYTHON) -m grader release --out $(OUT)
 
 skeleton: ## regenerate the student skeletons in labs/ from solutions/
 	$(PYTHON) -m grader skeleton

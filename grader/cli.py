@@ -6,7 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader import buildinfo, record, report, skeleton
+from grader import buildinfo, record, release, report, skeleton
 from grader.build import binary_path
 from grader.config import REPO_ROOT, ConfigError, list_labs, load_lab
 from grader.grade import GraderError, NoGpu, fresh_workroot, grade_class, grade_submission, remove_workroot
@@ -120,6 +120,16 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_release(args: argparse.Namespace) -> int:
+    try:
+        count = release.make_release(Path(args.out))
+    except release.LeakError as error:
+        print(f"release stopped: {error}", file=sys.stderr)
+        return 1
+    print(f"{count} files released to {args.out}; no solution code, hidden test or secret seed in them.")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python3 -m grader", description="The CUDA lab kit's grader.")
     commands = top.add_subparsers(dest="command", required=True)
@@ -163,6 +173,10 @@ def parser() -> argparse.ArgumentParser:
     rec.add_argument("--commit", default="unknown")
     rec.add_argument("--out", required=True)
     rec.set_defaults(run=cmd_record)
+
+    rel = commands.add_parser("release", help="copy the student release (no solutions/) and check it for leaks")
+    rel.add_argument("--out", required=True)
+    rel.set_defaults(run=cmd_release)
 
     configure = commands.add_parser("configure", help="(used by CMake) write a lab's build files")
     configure.add_argument("--lab", required=True)

@@ -18,8 +18,7 @@ BROKEN = """\
 #include "vector_add.cuh"
 
 __global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x
-  if (i < n) c[i] = a[i] + b[i];
+  int missing_semicolon = n
 }
 """
 
@@ -35,7 +34,7 @@ def test_compile_error_gives_valid_results_with_the_compiler_message(lab01, tmp_
     assert len(results["tests"]) == len(lab01.tests) + len(lab01.perf)
     assert all(t["score"] == 0 for t in results["tests"])
     assert "did not compile" in results["output"]
-    assert "vector_add.cu(5): error" in results["output"] or "error" in results["output"]
+    assert "vector_add.cu(5): error" in results["output"]
     json.dumps(results)  # serialisable as it stands
 
 
@@ -56,6 +55,7 @@ def test_cli_writes_results_for_a_compile_error(tmp_path: Path):
 
 
 @needs_cuda_toolchain()
+@pytest.mark.skipif(not (REPO / "solutions").is_dir(), reason="the student release has no reference to grade")
 def test_submission_that_compiles_is_graded_or_reports_no_gpu(lab01, tmp_path: Path):
     try:
         graded = grade_submission(lab01, REPO / "solutions/01-vector-add", tmp_path / "work", with_reference=False)

@@ -1,0 +1,101 @@
+"""The student release: this repository without what students must not see.
+
+`python3 -m grader release --out DIR` copies every tracked file except
+solutions/ (references, hidden tests, grading secrets), then checks the copy
+for leaks: no line of a reference's solution regions, no hidden test name and
+no secret seed may appear in any released file.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from grader.config import REPO_ROOT, list_labs, load_lab
+from grader.skeleton import strip_solution
+
+PRIVATE = ("solutions/",)
+# Lines this short or this generic appear in any CUDA code; they prove nothing.
+MIN_LEAK_LENGTH = 25
+
+
+class LeakError(Exception):
+    """The release would show students something private."""
+
+
+def tracked_files(root: Path = REPO_ROOT) -> list[str]:
+    listing = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True)
+    return [name for name in listing.stdout.decode().split("\0") if name]
+
+
+def _solution_lines(root: Path) -> dict[str, str]:
+    """Distinctive code lines of every solution region: line -> where it comes from."""
+    lines = {}
+    for lab in list_labs(root):
+        config = load_lab(lab, root)
+        if config.solution_dir is None:
+            continue
+        for name in config.student_files:
+            text = (config.solution_dir / name).read_text()
+            _, regions = strip_solution(text, name)
+            source = text.splitlines()
+            for region in regions:
+                for line in source[region.begin:region.end - 1]:
+                    code = line.strip()
+                    if len(code) >= MIN_LEAK_LENGTH and not code.startswith("//"):
+                        lines[code] = f"solutions/{lab}/{name}"
+    return lines
+
+
+def _secrets(root: Path) -> dict[str, str]:
+    secrets = {}
+    for lab in list_labs(root):
+        config = load_lab(lab, root)
+        for test in config.tests:
+            if test.hidden:
+                secrets[test.name] = f"hidden test of {lab}"
+        if config.grading_seed is not None and config.grading_seed >= 1000:
+            secrets[str(config.grading_seed)] = f"grading seed of {lab}"
+    return secrets
+
+
+def find_leaks(release: Path, root: Path = REPO_ROOT) -> list[str]:
+    solution_lines = _solution_lines(root)
+    secrets = _secrets(root)
+    leaks = []
+    for path in sorted(p for p in release.rglob("*") if p.is_file()):
+        relative = path.relative_to(release)
+        if any(str(relative).startswith(private) for private in PRIVATE):
+            leaks.append(f"{relative}: a private file")
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            code = line.strip()
+            if code in solution_lines:
+                leaks.append(f"{relative}:{number}: reference code from {solution_lines[code]}: {code}")
+        for secret, what in secrets.items():
+            if re.search(rf"(?<![\w]){re.escape(secret)}(?![\w])", text):
+                leaks.append(f"{relative}: contains the {what} ({secret!r})")
+    return leaks
+
+
+def make_release(out: Path, root: Path = REPO_ROOT) -> int:
+    """Copy the public files to `out`; raises LeakError if the copy shows anything private."""
+    if out.exists() and any(out.iterdir()):
+        raise LeakError(f"{out} is not empty; give a new folder")
+    count = 0
+    for name in tracked_files(root):
+        if name.startswith(PRIVATE) or not (root / name).is_file():
+            continue
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, target)
+        count += 1
+    leaks = find_leaks(out, root)
+    if leaks:
+        raise LeakError("the release shows private material:\n  " + "\n  ".join(leaks))
+    return count

@@ -1,0 +1,53 @@
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from grader.release import LeakError, find_leaks, make_release
+from grader.tests.conftest import REPO
+
+pytestmark = pytest.mark.skipif(not (REPO / "solutions").is_dir() or shutil.which("git") is None,
+                                reason="the release is made from the instructor's repository")
+
+
+def test_release_has_no_private_material(tmp_path: Path):
+    count = make_release(tmp_path / "release")
+    assert count > 10
+    release = tmp_path / "release"
+    assert not (release / "solutions").exists()
+    assert (release / "labs/01-vector-add/vector_add.cu").is_file()
+    assert (release / "grader/__main__.py").is_file()
+
+
+def test_leaks_are_found(tmp_path: Path):
+    release = tmp_path / "release"
+    make_release(release)
+    handout = release / "labs/01-vector-add/README.md"
+    handout.write_text(handout.read_text() + "\n    launch_vector_add(d_a, d_b, d_c, n);\n")
+    (release / "solutions").mkdir()
+    (release / "solutions/x.txt").write_text("private")
+    (release / "notes.txt").write_text("the hidden test 'vector_add (hidden): prime lengths' and seed 913577")
+    leaks = "\n".join(find_leaks(release))
+    assert "labs/01-vector-add/README.md" in leaks and "reference code from solutions/01-vector-add" in leaks
+    assert "solutions/x.txt: a private file" in leaks
+    assert "hidden test of 01-vector-add" in leaks and "grading seed of 01-vector-add" in leaks
+
+
+def test_release_refuses_a_folder_in_use(tmp_path: Path):
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy/file").write_text("x")
+    with pytest.raises(LeakError, match="not empty"):
+        make_release(tmp_path / "busy")
+
+
+def test_release_configures_without_solutions(tmp_path: Path):
+    if shutil.which("nvcc") is None or shutil.which("cmake") is None:
+        pytest.skip("needs nvcc and cmake")
+    release = tmp_path / "release"
+    make_release(release)
+    done = subprocess.run(["cmake", "-S", str(release), "-B", str(tmp_path / "build"), "-DKIT_LABS=01-vector-add"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    cmake = (tmp_path / "build/01-vector-add/lab.cmake").read_text()
+    assert "hidden" not in cmake.lower().replace("kit_lab_case_", "").replace("_hidden off", "")
