@@ -1,0 +1,73 @@
+// What the matrix-multiply labs (03, 04) share: random inputs, the
+// double-precision CPU reference, the error bound a float dot product obeys,
+// and the two yardsticks, cuBLAS and the naive one-thread-per-element kernel.
+//
+// Matrices are row-major floats: A is m x k, B is k x n, C is m x n.
+// A lab that uses this header links cuBLAS (libraries = ["cublas"] in lab.toml).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kit/check.hpp"
+#include "kit/timing.cuh"
+
+namespace kit {
+
+struct MatmulInputs {
+  int m = 0, k = 0, n = 0;
+  std::vector<float> a, b;  // uniform in [-1, 1]
+
+  // e.g. "33x65 times 65x17"
+  std::string shape() const;
+  // 2 m n k: one multiply and one add per term of every dot product.
+  double flops() const { return 2.0 * m * n * k; }
+};
+
+// Fresh inputs for the running test case, from its "A" and "B" random streams.
+MatmulInputs make_matmul_inputs(int m, int k, int n);
+
+// γ_k = k u / (1 - k u), u = 2^-24: however a float dot product of length k is
+// summed (any order, with or without fused multiply-adds), its error is at most
+// γ_k · Σ |x_i| |y_i| (N. J. Higham, Accuracy and Stability of Numerical
+// Algorithms, 2nd ed., 2002, §3.1).
+double float_dot_gamma(int k);
+
+// What C must hold: for every element, the expected value and how far from it a
+// correct float result may lie.
+struct MatmulExpected {
+  int m = 0, n = 0;
+  std::vector<double> value;
+  std::vector<double> allowed;
+  std::string source;  // where `value` came from, for the failure message
+};
+
+// The expected C for `in`, with error_units · γ_k · Σ|a||b| allowed per element
+// (error_units = 1 is the rigorous bound). Products up to kCpuFullCheckTerms
+// multiply-adds are computed in double on the CPU in full. Larger ones take
+// their values from cuBLAS, with the bound widened by cuBLAS's own γ_k, and
+// are replaced by the CPU product in whole rows and columns: the first, the
+// middle, the last and a few random ones, where boundary mistakes show first.
+MatmulExpected matmul_expected(const MatmulInputs& in, double error_units);
+constexpr double kCpuFullCheckTerms = 268435456.0;  // 2^28: a fraction of a second on one core
+
+// got (m x n, row-major) against `expected`; mismatches print as (row, col).
+bool expect_matmul(const std::vector<float>& got, const MatmulExpected& expected, const CaseContext& context);
+
+// Row-major C = A·B by cuBLAS SGEMM in plain FP32 (CUBLAS_DEFAULT_MATH: never
+// TensorFloat-32 or BF16x9 emulation, which need an explicit opt-in), on the
+// default stream. Nothing is synchronized.
+void cublas_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k, int n);
+
+// The naive kernel of lab 03's design (one thread per element of C, 32 x 8
+// blocks, x along a row of C), as the yardstick the tiled kernels beat.
+void launch_naive_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k, int n);
+
+// The yardsticks' rates in GFLOP/s, timed in this process on these device
+// matrices with `options` (they overwrite d_c).
+Ceiling cublas_matmul_ceiling(const float* d_a, const float* d_b, float* d_c, int m, int k, int n,
+                              const TimingOptions& options);
+Ceiling naive_matmul_ceiling(const float* d_a, const float* d_b, float* d_c, int m, int k, int n,
+                             const TimingOptions& options);
+
+}  // namespace kit
