@@ -15,8 +15,7 @@ std::string where(std::size_t index, std::size_t row_length) {
 
 }  // namespace
 
-bool MismatchLog::report(const std::string& what, const CaseContext& context) const {
-  if (ok()) return true;
+std::string MismatchLog::message(const std::string& what, const CaseContext& context) const {
   std::ostringstream message;
   message << "Wrong " << what << " for input: " << context.input << " (seed " << run_seed() << ").\n";
   message << count_ << " of " << total_ << " elements are wrong";
@@ -29,7 +28,12 @@ bool MismatchLog::report(const std::string& what, const CaseContext& context) co
   message << "\nFirst wrong elements (where: expected, got):";
   for (const auto& m : first_) message << "\n  " << where(m.index, context.row_length) << ": " << m.expected << ", " << m.got;
   if (!context.look_at.empty()) message << "\nLook at: " << context.look_at;
-  FAIL_CHECK(message.str());
+  return message.str();
+}
+
+bool MismatchLog::report(const std::string& what, const CaseContext& context) const {
+  if (ok()) return true;
+  FAIL_CHECK(message(what, context));
   return false;
 }
 

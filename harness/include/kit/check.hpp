@@ -54,6 +54,9 @@ class MismatchLog {
     }
   }
   bool ok() const { return count_ == 0; }
+  std::size_t count() const { return count_; }
+  // What the student reads: the input, the seed, how many are wrong and why, the first few.
+  std::string message(const std::string& what, const CaseContext& context) const;
   // Reports a failure to doctest when anything mismatched; returns ok().
   bool report(const std::string& what, const CaseContext& context) const;
 
