@@ -12,7 +12,7 @@ CMAKE_FLAGS += -DCUDA_ARCH="$(CUDA_ARCH)"
 endif
 GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 
-.PHONY: help build test test-gpu grade selfcheck release skeleton skeleton-check clean $(LABS)
+.PHONY: help build test test-gpu grade selfcheck release skeleton skeleton-check slides slides-check charts clean $(LABS)
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -65,6 +65,16 @@ skeleton: ## regenerate the student skeletons in labs/ from solutions/
 
 skeleton-check: ## fail if a committed skeleton differs from its reference
 	$(PYTHON) -m grader skeleton --check
+
+# Lecture decks: Markdown rendered by Marp (`npm ci --prefix slides` installs it); see slides/README.md.
+slides: ## build the lecture decks into $(BUILD)/slides/ (HTML; PDF too where Chromium is installed)
+	slides/build.sh $(BUILD)/slides
+
+slides-check: ## check the decks: one per lab, each builds, images resolve, no reference code
+	$(if $(PYTEST),$(PYTEST) -q slides/tests,$(error no Python with pytest found: apt-get install python3-pytest))
+
+charts: ## redraw the slides' charts from the GPU run records in docs/gpu-runs/
+	$(if $(PLOT_PYTHON),$(PLOT_PYTHON) slides/charts/make_charts.py,$(error no Python with matplotlib found: apt-get install python3-matplotlib))
 
 clean: ## remove the build folder
 	rm -rf $(BUILD)
