@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Draws the slide charts from the GPU run records: `make charts` after a new GPU run.
+
+Input: docs/gpu-runs/*.json, one file per GPU run (written with its Markdown record):
+    {"date": ..., "gpu": ..., "driver": ..., "commit": ...,
+     "labs": {"<lab>": {"score": .., "max": .., "measurements": [
+         {"case": .., "name": .., "median_s": .., "rate": .., "unit": .., "ceilings": {name: rate}}]}}}
+Output: slides/charts/<lab>.png for every lab deck, and slides/charts/sources.json saying which
+record each chart was drawn from. A lab's chart shows its newest measurements (latest record
+date, then file name); a lab with none yet gets a placeholder that says so, so a deck can always
+link charts/<lab>.png.
+
+The choice of record (`plan`) is plain Python, so the deck checks can tell, without matplotlib,
+whether the committed charts are those of the newest records. Drawing needs matplotlib
+(Debian: apt-get install python3-matplotlib).
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SLIDES = HERE.parent
+REPO = SLIDES.parent
+RECORDS = REPO / "docs" / "gpu-runs"
+MANIFEST = HERE / "sources.json"
+DECK = re.compile(r"^(\d\d-[a-z0-9-]+)\.md$")
+SIZED = re.compile(r"^(.*?)[_-](\d+)$")   # e.g. matmul_tiled_1024: a series over sizes
+
+
+class RecordError(Exception):
+    """A GPU run record cannot be read; the message names the file."""
+
+
+def chart_labs(slides: Path = SLIDES, repo: Path = REPO) -> list[str]:
+    """Every lab that has a deck or a lab folder (the course deck 00 has no chart)."""
+    decks = {m.group(1) for p in slides.glob("*.md") if (m := DECK.match(p.name))}
+    labs = {p.parent.name for p in (repo / "labs").glob("*/lab.toml")}
+    return sorted(name for name in decks | labs if not name.startswith("00-"))
+
+
+def load_records(records: Path = RECORDS) -> list[tuple[Path, dict]]:
+    out = []
+    for path in sorted(records.glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as err:
+            raise RecordError(f"{path}: not a readable JSON record ({err})") from err
+        if not isinstance(data, dict) or not isinstance(data.get("labs"), dict):
+            raise RecordError(f"{path}: no 'labs' object")
+        out.append((path, data))
+    return out
+
+
+def plan(records: Path = RECORDS, slides: Path = SLIDES, repo: Path = REPO) -> dict[str, dict]:
+    """For each chart file: the lab, and the record its data comes from (None: no data yet)."""
+    newest: dict[str, tuple[tuple[str, str], Path, dict]] = {}
+    for path, data in load_records(records):
+        for lab, entry in data["labs"].items():
+            if not isinstance(entry, dict) or not entry.get("measurements"):
+                continue
+            key = (str(data.get("date", "")), path.name)
+            if lab not in newest or key > newest[lab][0]:
+                newest[lab] = (key, path, data)
+    result = {}
+    for lab in chart_labs(slides, repo):
+        source = None
+        if lab in newest:
+            _, path, data = newest[lab]
+            source = {"record": path.relative_to(repo).as_posix(), "date": data.get("date", "?"),
+                      "gpu": data.get("gpu", "?"), "driver": data.get("driver", "?"),
+                      "commit": data.get("commit", "?")}
+        result[f"{lab}.png"] = {"lab": lab, "source": source}
+    return result
+
+
+def perf_order(lab: str, repo: Path = REPO) -> list[str]:
+    """The lab's measurement names in lab.toml order: the order its optimisation steps are taught."""
+    path = repo / "labs" / lab / "lab.toml"
+    if not path.is_file():
+        return []
+    config = tomllib.loads(path.read_text())
+    return list(dict.fromkeys(p["measurement"] for p in config.get("perf", []) if "measurement" in p))
+
+
+def lab_title(lab: str, repo: Path = REPO) -> str:
+    path = repo / "labs" / lab / "lab.toml"
+    number = lab.split("-", 1)[0]
+    if path.is_file():
+        title = tomllib.loads(path.read_text()).get("lab", {}).get("title")
+        if title:
+            return f"Lab {number}: {title}"
+    return f"Lab {number}: {lab.split('-', 1)[1].replace('-', ' ')}"
+
+
+# --- drawing (matplotlib from here on) ---------------------------------------------------------
+
+def _figure(plt, title: str, source: dict | None):
+    fig = plt.figure(figsize=(12, 6), dpi=100)
+    fig.suptitle(title, fontsize=20, fontweight="bold", x=0.02, ha="left")
+    if source:
+        fig.text(0.02, 0.015, f"Measured on {source['gpu']}, {source['date']} (driver {source['driver']}, "
+                 f"commit {source['commit']}); data: {source['record']}", fontsize=11, color="#444444")
+    return fig
+
+
+def _draw_placeholder(plt, path: Path, lab: str) -> None:
+    fig = _figure(plt, lab_title(lab), None)
+    fig.text(0.5, 0.55, "No GPU measurement of this lab has been recorded yet.", ha="center", fontsize=22)
+    fig.text(0.5, 0.42, "After a GPU run is recorded in docs/gpu-runs/, `make charts` draws it here.",
+             ha="center", fontsize=16, color="#444444")
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+
+
+def _ordered(lab: str, measurements: list[dict]) -> list[dict]:
+    order = {name: k for k, name in enumerate(perf_order(lab))}
+    return sorted(measurements, key=lambda m: (order.get(m["name"], len(order)), measurements.index(m)))
+
+
+def _series(measurements: list[dict]) -> dict[str, list[tuple[int, dict]]] | None:
+    """Measurements named <kernel>_<size> for two or more sizes: one line per kernel."""
+    groups: dict[str, list[tuple[int, dict]]] = {}
+    for m in measurements:
+        match = SIZED.match(m["name"])
+        if not match:
+            return None
+        groups.setdefault(match.group(1), []).append((int(match.group(2)), m))
+    sizes = {size for points in groups.values() for size, _ in points}
+    return groups if len(sizes) >= 2 else None
+
+
+def _draw_lines(ax, groups: dict[str, list[tuple[int, dict]]], unit: str) -> None:
+    ceilings: dict[str, dict[int, float]] = {}
+    for name, points in groups.items():
+        points.sort(key=lambda p: p[0])
+        ax.plot([s for s, _ in points], [m["rate"] for _, m in points], marker="o", linewidth=2.5,
+                label=name)
+        for size, m in points:
+            for cname, rate in (m.get("ceilings") or {}).items():
+                ceilings.setdefault(cname, {})[size] = rate
+    for cname, by_size in ceilings.items():
+        sizes = sorted(by_size)
+        ax.plot(sizes, [by_size[s] for s in sizes], linestyle="--", color="#555555", linewidth=2,
+                label=f"{cname} (measured alongside)")
+    ax.set_xscale("log", base=2)
+    all_sizes = sorted({s for pts in groups.values() for s, _ in pts})
+    ax.set_xticks(all_sizes, [str(s) for s in all_sizes])
+    ax.set_xlabel("size", fontsize=14)
+    ax.set_ylabel(unit, fontsize=14)
+    ax.legend(fontsize=12, frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _draw_bars(ax, measurements: list[dict], unit: str) -> None:
+    labels, values, colors = [], [], []
+    ceiling_values: dict[str, list[float]] = {}
+    for m in measurements:
+        labels.append(m["name"])
+        values.append(m["rate"])
+        colors.append("#0b5394")
+        for cname, rate in (m.get("ceilings") or {}).items():
+            ceiling_values.setdefault(cname, []).append(rate)
+    notes = []
+    for m in measurements:
+        ceilings = m.get("ceilings") or {}
+        if ceilings:
+            cname, rate = next(iter(ceilings.items()))
+            notes.append(f"{m['rate']:,.4g} {unit}  ({m['rate'] / rate:.2f} of {cname})" if rate else "")
+        else:
+            notes.append(f"{m['rate']:,.4g} {unit}")
+    for cname, rates in ceiling_values.items():
+        labels.append(f"ceiling: {cname}")
+        rate = sorted(rates)[len(rates) // 2]
+        values.append(rate)
+        colors.append("#9aa5b1")
+        notes.append(f"{rate:,.4g} {unit}" + (f"  (median of {len(rates)} runs)" if len(rates) > 1 else ""))
+    y = list(range(len(labels)))[::-1]
+    ax.barh(y, values, color=colors, height=0.6)
+    ax.set_yticks(y, labels, fontsize=13)
+    top = max(values) if values else 1.0
+    for yy, v, note in zip(y, values, notes):
+        inside = v > 0.55 * top
+        ax.text(v - top * 0.01 if inside else v + top * 0.01, yy, note, va="center",
+                ha="right" if inside else "left", fontsize=12, color="white" if inside else "#1b1f24")
+    ax.set_xlim(0, top * 1.05)
+    ax.set_xlabel(unit, fontsize=14)
+    ax.grid(axis="x", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+
+
+def _draw_data(plt, path: Path, lab: str, source: dict, entry: dict) -> None:
+    measurements = _ordered(lab, [m for m in entry["measurements"] if m.get("rate") is not None])
+    units = list(dict.fromkeys(m["unit"] for m in measurements))
+    fig = _figure(plt, f"{lab_title(lab)}: measured rates", source)
+    axes = fig.subplots(len(units), 1, squeeze=False)[:, 0]
+    for ax, unit in zip(axes, units):
+        group = [m for m in measurements if m["unit"] == unit]
+        series = _series(group)
+        if series:
+            _draw_lines(ax, series, unit)
+        else:
+            _draw_bars(ax, group, unit)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.93))
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+
+
+def main(argv: list[str]) -> int:
+    try:
+        import matplotlib
+    except ImportError:
+        print("make_charts: needs matplotlib (Debian: apt-get install python3-matplotlib)", file=sys.stderr)
+        return 1
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    try:
+        charts = plan()
+        records = dict(load_records())
+    except RecordError as err:
+        print(f"make_charts: {err}", file=sys.stderr)
+        return 1
+    for name, item in charts.items():
+        path = HERE / name
+        source = item["source"]
+        if source is None:
+            _draw_placeholder(plt, path, item["lab"])
+            print(f"slides/charts/{name}: no data yet (placeholder)")
+        else:
+            entry = records[REPO / source["record"]]["labs"][item["lab"]]
+            _draw_data(plt, path, item["lab"], source, entry)
+            print(f"slides/charts/{name}: {source['gpu']}, {source['date']} ({source['record']})")
+    for stale in sorted(set(p.name for p in HERE.glob("*.png")) - set(charts)):
+        (HERE / stale).unlink()
+        print(f"slides/charts/{stale}: removed (no such lab)")
+    MANIFEST.write_text(json.dumps(charts, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,254 @@
+"""Checks of the lecture decks: `make slides-check`, part of `make test`; no GPU needed.
+
+A deck is slides/<lab>.md for every lab in labs/, plus slides/00-course.md. The checks: every lab
+has its deck; every deck builds with Marp; every image it links exists; the diagrams are what
+slides/img/draw.py draws and the charts come from the newest GPU run records; and no deck or
+diagram shows code from a reference solution region (students get the slides).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from grader.config import list_labs, load_lab
+from grader.skeleton import strip_solution
+
+REPO = Path(__file__).resolve().parents[2]
+SLIDES = REPO / "slides"
+DECK_NAME = re.compile(r"^\d\d-[a-z0-9-]+\.md$")
+FENCE = re.compile(r"^\s*(```|~~~)")
+IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+INLINE_CODE = re.compile(r"`([^`\n]+)`")
+MIN_SLIDES, MAX_SLIDES = 15, 30
+
+
+def _module(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def labs() -> list[str]:
+    return sorted(p.parent.name for p in (REPO / "labs").glob("*/lab.toml"))
+
+
+def decks() -> list[Path]:
+    return sorted(p for p in SLIDES.glob("*.md") if DECK_NAME.match(p.name))
+
+
+def body(deck: Path) -> str:
+    """The deck without its front matter."""
+    text = deck.read_text(encoding="utf-8")
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 4)
+        if end != -1:
+            return text[end + 5:]
+    return text
+
+
+def slide_count(deck: Path) -> int:
+    """Slides are separated by a line of exactly '---' outside code blocks."""
+    count, in_code = 1, False
+    for line in body(deck).splitlines():
+        if FENCE.match(line):
+            in_code = not in_code
+        elif not in_code and line.strip() == "---":
+            count += 1
+    return count
+
+
+def code_of(text: str) -> list[str]:
+    """The code a deck shows: lines of fenced blocks and inline code spans."""
+    code, in_code = [], False
+    for line in text.splitlines():
+        if FENCE.match(line):
+            in_code = not in_code
+        elif in_code:
+            code.append(line)
+        else:
+            code.extend(INLINE_CODE.findall(line))
+    return code
+
+
+def svg_text(path: Path) -> list[str]:
+    return ["".join(t.itertext()) for t in ET.parse(path).iter("{http://www.w3.org/2000/svg}text")]
+
+
+# --- one deck per lab ---------------------------------------------------------------------
+
+def test_the_course_deck_exists() -> None:
+    assert (SLIDES / "00-course.md").is_file(), "slides/00-course.md (the course and the kit) is missing"
+
+
+@pytest.mark.parametrize("lab", labs())
+def test_every_lab_has_a_deck(lab: str) -> None:
+    assert (SLIDES / f"{lab}.md").is_file(), (
+        f"labs/{lab}/ has no deck: write slides/{lab}.md (a lab's name is its deck's name)")
+
+
+@pytest.mark.parametrize("deck", decks(), ids=lambda p: p.name)
+def test_a_deck_is_named_like_its_lab(deck: Path) -> None:
+    number, name = deck.name[:2], deck.stem
+    same_number = [lab for lab in labs() if lab.startswith(number + "-")]
+    assert not same_number or name in same_number, (
+        f"slides/{deck.name}: lab {number} is called {same_number[0]}; rename the deck to {same_number[0]}.md")
+
+
+@pytest.mark.parametrize("deck", [d for d in decks() if not d.name.startswith("00-")], ids=lambda p: p.name)
+def test_a_lab_deck_has_15_to_30_slides(deck: Path) -> None:
+    count = slide_count(deck)
+    assert MIN_SLIDES <= count <= MAX_SLIDES, f"slides/{deck.name}: {count} slides, expected {MIN_SLIDES}-{MAX_SLIDES}"
+
+
+# --- every deck builds and every image resolves ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    marp = SLIDES / "node_modules" / ".bin" / "marp"
+    if not marp.exists():
+        pytest.fail("Marp is not installed: run 'npm ci --prefix slides' once (Node 18 or later), "
+                    "then make slides-check", pytrace=False)
+    out = tmp_path_factory.mktemp("slides")
+    env = dict(os.environ, SLIDES_PDF="0")
+    run = subprocess.run([str(SLIDES / "build.sh"), str(out)], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, f"slides/build.sh failed:\n{run.stdout}\n{run.stderr}"
+    return out
+
+
+@pytest.mark.parametrize("deck", decks(), ids=lambda p: p.name)
+def test_every_deck_builds_to_html(deck: Path, built: Path) -> None:
+    html = built / f"{deck.stem}.html"
+    assert html.is_file() and html.stat().st_size > 0, f"slides/{deck.name} produced no HTML"
+    sections = html.read_text().count("<section")
+    assert sections >= slide_count(deck), f"slides/{deck.name}: {sections} slides in the HTML, " \
+                                          f"{slide_count(deck)} in the Markdown"
+
+
+@pytest.mark.parametrize("deck", decks(), ids=lambda p: p.name)
+def test_every_image_link_resolves(deck: Path) -> None:
+    problems = []
+    for target in IMAGE.findall(deck.read_text(encoding="utf-8")):
+        if re.match(r"^[a-z]+:", target) or target.startswith("/"):
+            problems.append(f"{target}: link images inside slides/ by relative path (decks are shown offline)")
+        elif not (SLIDES / target).is_file():
+            problems.append(f"{target}: no such file under slides/")
+    assert not problems, f"slides/{deck.name}:\n  " + "\n  ".join(problems)
+
+
+def test_every_diagram_is_valid_svg() -> None:
+    for path in sorted((SLIDES / "img").glob("*.svg")):
+        try:
+            ET.parse(path)
+        except ET.ParseError as err:
+            pytest.fail(f"slides/img/{path.name}: not valid SVG ({err})")
+
+
+def test_the_diagrams_are_what_draw_py_draws() -> None:
+    draw = _module(SLIDES / "img" / "draw.py")
+    stale = [name for name, text in draw.rendered().items()
+             if not (SLIDES / "img" / name).is_file()
+             or (SLIDES / "img" / name).read_text(encoding="utf-8") != text]
+    assert not stale, f"run 'python3 slides/img/draw.py': these differ from what it draws: {', '.join(stale)}"
+
+
+# --- charts come from the newest GPU run records ----------------------------------------------
+
+def test_the_charts_are_drawn_from_the_newest_records() -> None:
+    charts = _module(SLIDES / "charts" / "make_charts.py")
+    manifest = SLIDES / "charts" / "sources.json"
+    assert manifest.is_file(), "slides/charts/sources.json is missing: run 'make charts'"
+    import json
+    committed = json.loads(manifest.read_text())
+    expected = charts.plan()
+    assert committed == expected, (
+        "the charts are not those of the newest GPU run records in docs/gpu-runs/ (or a lab was added): "
+        "run 'make charts' and commit slides/charts/")
+    for name, item in committed.items():
+        assert (SLIDES / "charts" / name).is_file(), f"slides/charts/{name} is missing: run 'make charts'"
+        if item["source"]:
+            assert (REPO / item["source"]["record"]).is_file(), f"{name}: its record {item['source']['record']} is gone"
+
+
+# --- no reference code in the slides -------------------------------------------------------
+
+def normalize(line: str) -> str:
+    """A code line without comments and whitespace, so spacing and comments cannot hide a copy."""
+    return re.sub(r"\s+", "", re.sub(r"//.*$", "", line))
+
+
+def distinctive(code: str) -> bool:
+    """Long enough to be somebody's solution rather than an idiom every CUDA program has."""
+    return len(code) >= 20 and len(re.findall(r"[A-Za-z_]\w*|\d+", code)) >= 4
+
+
+def solution_lines(root: Path = REPO) -> dict[str, str]:
+    """Normalized distinctive code lines of every solution region: line -> where it comes from."""
+    lines = {}
+    for lab in list_labs(root):
+        config = load_lab(lab, root)
+        if config.solution_dir is None:
+            continue
+        for name in config.student_files:
+            lines.update(_region_lines(config.solution_dir / name, root))
+    return lines
+
+
+def _region_lines(path: Path, root: Path) -> dict[str, str]:
+    """A reference file's distinctive code lines between BEGIN and END SOLUTION (TODOs are public)."""
+    lines = {}
+    text = path.read_text(encoding="utf-8")
+    _, regions = strip_solution(text, str(path))
+    source = text.splitlines()
+    for region in regions:
+        for number in range(region.begin, region.end - 1):   # 0-based: the lines between the markers
+            raw = source[number]
+            if raw.strip().startswith("//"):
+                continue
+            code = normalize(raw)
+            if distinctive(code):
+                lines[code] = f"{path.relative_to(root)}:{number + 1}"
+    return lines
+
+
+def leaks(shown: list[str], reference: dict[str, str]) -> list[str]:
+    """Shown code lines that are, or contain, or are a distinctive part of, a reference line."""
+    found = []
+    for line in shown:
+        code = normalize(line)
+        if not code:
+            continue
+        for ref, where in reference.items():
+            if code == ref or ref in code or (distinctive(code) and code in ref):
+                found.append(f"'{line.strip()}' is reference code from {where}")
+                break
+    return found
+
+
+def test_the_leak_check_catches_a_copied_line() -> None:
+    reference = {normalize("const int row = blockIdx.y * blockDim.y + threadIdx.y;"): "solutions/x/y.cu:1"}
+    deck = "# t\n\n```cuda\n  const int row = blockIdx.y*blockDim.y + threadIdx.y; // mine\n```\n"
+    assert leaks(code_of(deck), reference), "a copied line in a code block went unnoticed"
+    assert leaks(code_of("say `blockIdx.y * blockDim.y + threadIdx.y` here"), reference), \
+        "the distinctive part of a reference line in inline code went unnoticed"
+    assert not leaks(code_of("```\nint r = blockIdx.y * blockDim.y + threadIdx.y;\n```"), reference), \
+        "a line of one's own was taken for a copy"
+
+
+def test_no_deck_or_diagram_shows_reference_code() -> None:
+    if not (REPO / "solutions").is_dir():
+        pytest.skip("no solutions/ here (student release): nothing to compare the decks with")
+    reference = solution_lines()
+    problems = []
+    for deck in decks():
+        problems += [f"slides/{deck.name}: {p}" for p in leaks(code_of(deck.read_text(encoding="utf-8")), reference)]
+    for svg in sorted((SLIDES / "img").glob("*.svg")):
+        problems += [f"slides/img/{svg.name}: {p}" for p in leaks(svg_text(svg), reference)]
+    assert not problems, "decks teach with their own examples:\n  " + "\n  ".join(problems)
