@@ -155,35 +155,35 @@ def _draw_lines(ax, groups: dict[str, list[tuple[int, dict]]], unit: str) -> Non
     ax.grid(axis="y", alpha=0.3)
 
 
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def _draw_bars(ax, measurements: list[dict], unit: str) -> None:
-    labels, values, colors = [], [], []
-    ceiling_values: dict[str, list[float]] = {}
+    """One bar per measurement, then one grey bar per yardstick measured alongside (its median)."""
+    labels, values, colors, notes = [], [], [], []
+    yardsticks: dict[str, list[float]] = {}
     for m in measurements:
+        ceilings = m.get("ceilings") or {}
         labels.append(m["name"])
         values.append(m["rate"])
         colors.append("#0b5394")
-        for cname, rate in (m.get("ceilings") or {}).items():
-            ceiling_values.setdefault(cname, []).append(rate)
-    notes = []
-    for m in measurements:
-        ceilings = m.get("ceilings") or {}
-        if ceilings:
-            cname, rate = next(iter(ceilings.items()))
-            notes.append(f"{m['rate']:,.4g} {unit}  ({m['rate'] / rate:.2f} of {cname})" if rate else "")
-        else:
-            notes.append(f"{m['rate']:,.4g} {unit}")
-    for cname, rates in ceiling_values.items():
-        labels.append(f"ceiling: {cname}")
+        ratios = [f"{m['rate'] / rate:.2f} of {name}" for name, rate in ceilings.items() if rate]
+        notes.append(f"{_number(m['rate'])} {unit}" + (f"  ({', '.join(ratios)})" if ratios else ""))
+        for name, rate in ceilings.items():
+            yardsticks.setdefault(name, []).append(rate)
+    for name, rates in sorted(yardsticks.items(), key=lambda item: sorted(item[1])[len(item[1]) // 2]):
         rate = sorted(rates)[len(rates) // 2]
+        labels.append(name)
         values.append(rate)
         colors.append("#9aa5b1")
-        notes.append(f"{rate:,.4g} {unit}" + (f"  (median of {len(rates)} runs)" if len(rates) > 1 else ""))
+        notes.append(f"{_number(rate)} {unit}  (yardstick, measured alongside)")
     y = list(range(len(labels)))[::-1]
     ax.barh(y, values, color=colors, height=0.6)
     ax.set_yticks(y, labels, fontsize=13)
     top = max(values) if values else 1.0
     for yy, v, note in zip(y, values, notes):
-        inside = v > 0.55 * top
+        inside = v > 0.6 * top
         ax.text(v - top * 0.01 if inside else v + top * 0.01, yy, note, va="center",
                 ha="right" if inside else "left", fontsize=12, color="white" if inside else "#1b1f24")
     ax.set_xlim(0, top * 1.05)

@@ -343,8 +343,8 @@ def picture_box_blur() -> Svg:
     tx = 600
     s.text(tx, 80, "radius 1: a 3 x 3 window per output pixel", 22, anchor="start", bold=True)
     s.text(tx, 130, "blue: all 9 neighbours are in the picture", 20, anchor="start")
-    s.text(tx, 165, "green (corner): 5 of the 9 fall outside;", 20, anchor="start")
-    s.text(tx, 195, "the handout says what an edge pixel averages", 20, anchor="start")
+    s.text(tx, 165, "green (corner): 5 of the 9 do not exist;", 20, anchor="start")
+    s.text(tx, 195, "the mean is over the 4 that do", 20, anchor="start")
     s.text(tx, 250, "each output pixel: one thread, 9 reads", 20, anchor="start")
     s.text(tx, 285, "each input pixel: read by 9 threads", 20, anchor="start")
     s.text(tx, 320, "(neighbouring threads share most reads:", 20, anchor="start", fill=MUTED)
@@ -480,31 +480,41 @@ def tiled_edge_tiles() -> Svg:
 
 
 def tiled_register_tile() -> Svg:
-    c = 38
-    s = Svg(1200, 470)
-    s.text(600, 28, "register tiling: each thread computes a small column of C, not one element", 23,
-           bold=True)
-    x0, y0 = 60, 80
+    c = 34
+    s = Svg(1200, 500)
+    s.text(300, 28, "more than one result per thread", 23, bold=True)
+    x0, y0 = 60, 70
+    rows_of_threads = 2   # thread row ty owns rows ty, ty + 2, ty + 4, ty + 6
     for r in range(8):
         for k in range(8):
-            owner = (k, r // 4)
-            s.rect(x0 + k * c, y0 + r * c, c, c, BLOCK[(owner[0] + owner[1]) % 6], MUTED, 0.8)
-    s.rect(x0 + 2 * c, y0, c, 4 * c, "none", RED, 4)
+            ty = r % rows_of_threads
+            s.rect(x0 + k * c, y0 + r * c, c, c, BLOCK[(k + 3 * ty) % 6], MUTED, 0.8)
+    for r in range(1, 8, 2):
+        s.rect(x0 + 2 * c + 3, y0 + r * c + 3, c - 6, c - 6, "none", RED, 3)
     s.rect(x0, y0, 8 * c, 8 * c, "none", INK, 3)
-    s.text(x0 + 4 * c, y0 + 8 * c + 30, "an 8 x 8 tile of C, 16 threads,", 19)
-    s.text(x0 + 4 * c, y0 + 8 * c + 58, "4 results per thread (one colour each)", 19)
-    tx = 450
-    s.text(tx, 110, "per step k the red thread:", 21, anchor="start", bold=True)
-    s.text(tx, 150, "reads one B value from shared memory into a register,", 20, anchor="start")
-    s.text(tx, 180, "reads 4 A values (its 4 rows),", 20, anchor="start")
-    s.text(tx, 210, "does 4 multiply-adds into 4 accumulator registers", 20, anchor="start")
-    s.text(tx, 265, "shared-memory reads per multiply-add: 2 -> 1.25", 21, anchor="start", bold=True,
+    s.text(x0 + 4 * c, y0 + 8 * c + 28, "8 x 8 tile of C, 8 x 2 threads:", 19)
+    s.text(x0 + 4 * c, y0 + 8 * c + 54, "4 results each, 2 rows apart", 19)
+    tx = 400
+    s.text(tx, 90, "per step k, the red thread reads from shared memory", 20, anchor="start")
+    s.text(tx, 120, "4 values of A (its 4 rows) and 1 of B (its column),", 20, anchor="start")
+    s.text(tx, 150, "and does 4 multiply-adds into 4 registers:", 20, anchor="start")
+    s.text(tx, 185, "1.25 shared reads per multiply-add instead of 2", 21, anchor="start", bold=True,
            fill=BLOCK_EDGE[2])
-    s.text(tx, 300, "more work per thread: fewer threads, more registers each", 20, anchor="start")
-    s.text(tx, 330, "(watch occupancy and register spills)", 20, anchor="start", fill=MUTED)
-    s.text(tx, 390, "Volkov and Demmel, 'Benchmarking GPUs to tune dense linear", 17, anchor="start",
-           fill=MUTED)
-    s.text(tx, 414, "algebra', SC 2008: fewer threads, more work each", 17, anchor="start", fill=MUTED)
+    # extra credit: a thread owns a square of C
+    x1, y1, c1 = 400, 240, 20
+    for r in range(8):
+        for k in range(8):
+            s.rect(x1 + k * c1, y1 + r * c1, c1, c1, BLOCK[3], MUTED, 0.6)
+    s.rect(x1, y1, 8 * c1, 8 * c1, "none", RED, 3)
+    s.text(x1 + 4 * c1, y1 + 8 * c1 + 24, "one thread: 8 x 8 sums", 18)
+    tx2 = x1 + 8 * c1 + 30
+    s.text(tx2, 260, "register tiling (lab 04 extra credit):", 20, anchor="start", bold=True)
+    s.text(tx2, 292, "per k: 8 values of A + 8 of B,", 20, anchor="start")
+    s.text(tx2, 322, "64 multiply-adds: 4 per shared read", 20, anchor="start")
+    s.text(tx2, 358, "costs registers (64 sums + operands)", 20, anchor="start", fill=MUTED)
+    s.text(tx2, 388, "and fewer threads per block", 20, anchor="start", fill=MUTED)
+    s.text(600, 480, "Volkov and Demmel, 'Benchmarking GPUs to tune dense linear algebra', SC 2008: "
+           "fewer threads, more work each", 16, fill=MUTED)
     return s
 
 
@@ -624,41 +634,60 @@ def scan_kogge_stone() -> Svg:
     return s
 
 
-def scan_brent_kung() -> Svg:
-    s = Svg(1200, 680)
-    s.text(600, 24, "Brent-Kung: an up-sweep builds partial sums, a down-sweep spreads them", 23, bold=True)
-    a = list(VALUES)
-    up1 = list(a)
-    for i in (1, 3, 5, 7):
-        up1[i] += a[i - 1]
-    up2 = list(up1)
-    for i in (3, 7):
-        up2[i] += up1[i - 2]
-    up3 = list(up2)
-    up3[7] += up2[3]
-    dn1 = list(up3)
-    dn1[5] += up3[3]
-    dn2 = list(dn1)
-    for i in (2, 4, 6):
-        dn2[i] += dn1[i - 1]
-    _rows(s, 50, 60, 88, [
-        ("input", a, [], set()),
-        ("up, stride 1", up1, [(0, 1), (2, 3), (4, 5), (6, 7)], {1, 3, 5, 7}),
-        ("up, stride 2", up2, [(1, 3), (5, 7)], {3, 7}),
-        ("up, stride 4: total", up3, [(3, 7)], {7}),
-        ("down, stride 2", dn1, [(3, 5)], {5}),
-        ("down, stride 1: done", dn2, [(1, 2), (3, 4), (5, 6)], {2, 4, 6}),
-    ], 98, 760)
-    s.text(600, 650, "2 log2(n) steps, under 2n additions: work-efficient (the inclusive form drawn)",
-           20, fill=MUTED)
+def scan_work_efficient() -> Svg:
+    s = Svg(1200, 760)
+    s.text(600, 24, "work-efficient (exclusive) scan: up-sweep, clear the root, down-sweep", 23, bold=True)
+    c, x0, y0, dy, label_x = 88, 50, 60, 82, 760
+    rows: list[tuple[str, list[int], set[int]]] = []
+    x = list(VALUES)
+    rows.append(("input", list(x), set()))
+    ups = []
+    for stride in (1, 2, 4):
+        pairs = [(i - stride, i) for i in range(2 * stride - 1, 8, 2 * stride)]
+        for left, right in pairs:
+            x[right] += x[left]
+        ups.append(pairs)
+        rows.append((f"up, stride {stride}", list(x), {r for _, r in pairs}))
+    x[7] = 0
+    rows.append(("clear the root", list(x), {7}))
+    downs = []
+    for stride in (4, 2, 1):
+        pairs = [(i - stride, i) for i in range(2 * stride - 1, 8, 2 * stride)]
+        for left, right in pairs:
+            x[left], x[right] = x[right], x[right] + x[left]
+        downs.append(pairs)
+        rows.append((f"down, stride {stride}", list(x), {i for p in pairs for i in p}))
+    for r, (label, vals, hl) in enumerate(rows):
+        y = y0 + r * dy
+        for i, v in enumerate(vals):
+            s.cell(x0 + i * c, y, c - 12, 46, str(v), BLOCK[0] if i in hl else "white",
+                   BLOCK_EDGE[0] if i in hl else MUTED, 21)
+        s.text(label_x, y + 23, label, 19, anchor="start", bold=label in ("input", "clear the root"))
+
+    def centre(i: int) -> float:
+        return x0 + i * c + (c - 12) / 2
+
+    for step, pairs in enumerate(ups, start=1):
+        y = y0 + step * dy
+        for left, right in pairs:
+            s.arrow(centre(left), y - dy + 48, centre(right) - 3, y - 3, stroke=BLOCK_EDGE[1])
+    for step, pairs in enumerate(downs, start=5):
+        y = y0 + step * dy
+        for left, right in pairs:
+            s.arrow(centre(left) + 4, y - dy + 48, centre(right) - 3, y - 3, stroke=BLOCK_EDGE[1])
+            s.arrow(centre(right) - 4, y - dy + 48, centre(left) + 3, y - 3, stroke=BLOCK_EDGE[3], dash="5 4")
+    s.text(600, 712, "down-sweep: the left child gets the parent (dashed), the right one parent + old left",
+           19, fill=MUTED)
+    s.text(600, 742, "2 log2(n) steps, about 2n additions; threads sit out as the stride grows", 19, fill=MUTED)
     return s
 
 
 def scan_block_sums() -> Svg:
-    s = Svg(1200, 500)
+    s = Svg(1200, 470)
     data = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]
     c, x0, tx = 62, 100, 900
-    s.text(600, 26, "a scan longer than one block: three passes", 24, bold=True)
+    s.text(600, 26, "a scan longer than one tile: sum the tiles, scan the sums, scan the tiles", 23,
+           bold=True)
 
     def left(i: int) -> float:
         return x0 + i * c + (i // 4) * 14
@@ -674,28 +703,30 @@ def scan_block_sums() -> Svg:
             s.text(tx, y + k * 26, line, 18, anchor="start", fill=MUTED)
 
     row(60, data, "in")
-    scanned = []
-    for b in range(3):
-        acc = 0
-        for v in data[b * 4:(b + 1) * 4]:
-            acc += v
-            scanned.append(acc)
-    row(150, scanned, "1.", hl=True)
-    note(160, ["1. each block scans its part;", "its last value is its total"])
-    sums = [scanned[3], scanned[7], scanned[11]]
+    sums = [sum(data[b * 4:(b + 1) * 4]) for b in range(3)]
     offs = [0, sums[0], sums[0] + sums[1]]
     for b in range(3):
-        x = left(b * 4 + 3)
-        s.cell(x, 250, c - 8, 44, str(sums[b]), BLOCK[b], BLOCK_EDGE[b], 20)
-        s.arrow(x + (c - 8) / 2, 197, x + (c - 8) / 2, 246, stroke=BLOCK_EDGE[b], width=2)
-        s.cell(x, 330, c - 8, 44, "+" + str(offs[b]), "white", BLOCK_EDGE[b], 20)
-        s.arrow(x + (c - 8) / 2, 297, x + (c - 8) / 2, 326, stroke=MUTED, width=1.5)
-    s.text(x0 - 12, 272, "totals", 18, anchor="end", bold=True)
-    s.text(x0 - 12, 352, "2.", 18, anchor="end", bold=True)
-    note(300, ["2. scan the totals (exclusive):", "the sum of all earlier blocks"])
-    final = [v + offs[i // 4] for i, v in enumerate(scanned)]
-    row(420, final, "3.")
-    note(420, ["3. block b adds offset b", "to each of its elements"])
+        x = (left(b * 4) + left(b * 4 + 3) + c - 8) / 2 - (c - 8) / 2
+        s.cell(x, 160, c - 8, 44, str(sums[b]), BLOCK[b], BLOCK_EDGE[b], 20)
+        for i in range(b * 4, b * 4 + 4):
+            s.line(left(i) + (c - 8) / 2, 106, x + (c - 8) / 2, 156, BLOCK_EDGE[b], 1.2)
+        s.cell(x, 250, c - 8, 44, "+" + str(offs[b]), "white", BLOCK_EDGE[b], 20)
+        s.arrow(x + (c - 8) / 2, 206, x + (c - 8) / 2, 246, stroke=MUTED, width=1.5)
+        for i in range(b * 4, b * 4 + 4):
+            s.line(x + (c - 8) / 2, 296, left(i) + (c - 8) / 2, 356, BLOCK_EDGE[b], 1.2, dash="4 3")
+    s.text(x0 - 12, 182, "1.", 18, anchor="end", bold=True)
+    s.text(x0 - 12, 272, "2.", 18, anchor="end", bold=True)
+    note(170, ["1. each tile's sum", "(a reduction per block)"])
+    note(260, ["2. exclusive scan of the sums:", "what comes before each tile"])
+    final = []
+    for b in range(3):
+        acc = offs[b]
+        for v in data[b * 4:(b + 1) * 4]:
+            acc += v
+            final.append(acc)
+    row(360, final, "3.", hl=True)
+    note(370, ["3. each tile scans itself,", "starting from its offset"])
+    s.text(600, 445, "the input is read twice (steps 1 and 3), the output written once", 19, fill=MUTED)
     return s
 
 
@@ -888,7 +919,7 @@ DIAGRAMS = {
     "05-sequential": reduction_sequential,
     "05-shuffle": reduction_shuffle,
     "06-kogge-stone": scan_kogge_stone,
-    "06-brent-kung": scan_brent_kung,
+    "06-work-efficient": scan_work_efficient,
     "06-block-sums": scan_block_sums,
     "07-naive": transpose_naive,
     "07-tiled": transpose_tiled,
