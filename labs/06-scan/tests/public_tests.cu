@@ -1,0 +1,199 @@
+// Lab 06 public tests: the ones you can run yourself (make 06-scan).
+#include <thrust/execution_policy.h>
+#include <thrust/scan.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "scan_checks.cuh"
+
+using namespace scan_checks;
+
+namespace {
+
+std::string n_is(long long n) { return "n = " + std::to_string(n); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Part 1: Kogge-Stone
+// ---------------------------------------------------------------------------
+
+TEST_CASE("kogge_stone_scan: one element (n = 1)") { check_kogge_stone(1, "n = 1"); }
+
+TEST_CASE("kogge_stone_scan: one full section") {
+  check_kogge_stone(kKoggeStoneSection, n_is(kKoggeStoneSection) + ", exactly one section");
+}
+
+TEST_CASE("kogge_stone_scan: lengths that end inside a section") {
+  for (const auto n : kit::param_ints("kogge_stone_partial_ns"))
+    if (!check_kogge_stone(static_cast<int>(n), n_is(n) + ", the last section partial")) break;
+}
+
+TEST_CASE("kogge_stone_scan: many sections of a large array") {
+  const int n = static_cast<int>(kit::param_int("sections_large_n"));
+  check_kogge_stone(n, n_is(n) + ", many sections");
+}
+
+// ---------------------------------------------------------------------------
+// Part 2: work-efficient
+// ---------------------------------------------------------------------------
+
+TEST_CASE("work_efficient_scan: one element (n = 1)") { check_work_efficient(1, "n = 1"); }
+
+TEST_CASE("work_efficient_scan: one full section") {
+  check_work_efficient(kWorkEfficientSection, n_is(kWorkEfficientSection) + ", exactly one section");
+}
+
+TEST_CASE("work_efficient_scan: lengths that end inside a section") {
+  for (const auto n : kit::param_ints("work_efficient_partial_ns"))
+    if (!check_work_efficient(static_cast<int>(n), n_is(n) + ", the last section partial")) break;
+}
+
+TEST_CASE("work_efficient_scan: many sections of a large array") {
+  const int n = static_cast<int>(kit::param_int("sections_large_n"));
+  check_work_efficient(n, n_is(n) + ", many sections");
+}
+
+// ---------------------------------------------------------------------------
+// Part 3: any length
+// ---------------------------------------------------------------------------
+
+TEST_CASE("inclusive_scan: one element (n = 1)") {
+  check_int_scan(1, Kind::Inclusive, "n = 1");
+  check_float_scan(1, Kind::Inclusive, "n = 1");
+}
+
+TEST_CASE("exclusive_scan: one element (n = 1)") {
+  check_int_scan(1, Kind::Exclusive, "n = 1 (the exclusive scan of one element is 0)");
+  check_float_scan(1, Kind::Exclusive, "n = 1 (the exclusive scan of one element is 0)");
+}
+
+TEST_CASE("inclusive_scan: integers at lengths around powers of two") {
+  for (const auto n : kit::param_ints("power_of_two_ns"))
+    if (!check_int_scan(static_cast<int>(n), Kind::Inclusive, n_is(n) + ", at or next to a power of two")) break;
+}
+
+TEST_CASE("exclusive_scan: integers at lengths around powers of two") {
+  for (const auto n : kit::param_ints("power_of_two_ns"))
+    if (!check_int_scan(static_cast<int>(n), Kind::Exclusive, n_is(n) + ", at or next to a power of two")) break;
+}
+
+TEST_CASE("inclusive_scan: floats of a prime length") {
+  const int n = static_cast<int>(kit::param_int("float_prime_n"));
+  check_float_scan(n, Kind::Inclusive, n_is(n) + ", a prime");
+}
+
+TEST_CASE("exclusive_scan: floats of a prime length") {
+  const int n = static_cast<int>(kit::param_int("float_prime_n"));
+  check_float_scan(n, Kind::Exclusive, n_is(n) + ", a prime");
+}
+
+// More than 8192^2 = 2^26 elements: with tiles of up to 8192 elements the tile
+// sums themselves need more than one tile, so the scan needs a third level.
+TEST_CASE("inclusive_scan and exclusive_scan: integers of a length that needs three levels") {
+  const int n = static_cast<int>(kit::param_int("three_level_n"));
+  const std::string input = n_is(n) + ", more than (tile size)^2 for tiles of up to 8192";
+  check_int_scan(n, Kind::Inclusive, input);
+  check_int_scan(n, Kind::Exclusive, input);
+}
+
+// ---------------------------------------------------------------------------
+// Timing
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// Thrust allocates its temporary storage on every call and frees it with
+// cudaFree, which waits for the whole device; this allocator keeps the blocks
+// it handed out for reuse, so the library's time is its scan kernels alone.
+class ReusingAllocator {
+ public:
+  using value_type = char;
+  ReusingAllocator() = default;
+  ReusingAllocator(const ReusingAllocator&) = delete;
+  ReusingAllocator& operator=(const ReusingAllocator&) = delete;
+  ~ReusingAllocator() {
+    for (const Block& block : blocks_) cudaFree(block.data);  // no throw from a destructor
+  }
+  char* allocate(std::ptrdiff_t bytes) {
+    for (Block& block : blocks_)
+      if (!block.in_use && block.bytes >= static_cast<std::size_t>(bytes)) {
+        block.in_use = true;
+        return block.data;
+      }
+    Block block{nullptr, static_cast<std::size_t>(bytes), true};
+    CUDA_CHECK(cudaMalloc(&block.data, block.bytes));
+    blocks_.push_back(block);
+    return block.data;
+  }
+  void deallocate(char* data, std::size_t) {
+    for (Block& block : blocks_)
+      if (block.data == data) block.in_use = false;
+  }
+
+ private:
+  struct Block {
+    char* data;
+    std::size_t bytes;
+    bool in_use;
+  };
+  std::vector<Block> blocks_;
+};
+
+// The library scan's rate on the same arrays, in the measurement's unit (GB/s).
+template <class Scan>
+kit::Ceiling library_ceiling(const std::string& name, double bytes, const kit::TimingOptions& options, Scan scan) {
+  const kit::Timing timing = kit::time_device_work(scan, options);
+  return {name, bytes / timing.median_s / 1e9};
+}
+
+}  // namespace
+
+TEST_CASE("scan timing: inclusive scan of a 1 GiB float array" * KIT_TIMING) {
+  const int n = static_cast<int>(kit::param_int("timing_n"));
+  const std::vector<float> x = float_inputs(n);
+  kit::DeviceBuffer<float> d_in(x), d_out(n);
+  const auto options = kit::TimingOptions::from_params();
+  const double bytes = 2.0 * n * sizeof(float);  // each element read once and written once
+
+  kit::Measurement scan{"inclusive_scan",
+                        kit::time_device_work([&] { launch_inclusive_scan(d_in.data(), d_out.data(), n); }, options),
+                        bytes, kit::RateUnit::GBps};
+  scan.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
+  ReusingAllocator scratch;
+  scan.ceilings.push_back(library_ceiling("thrust::inclusive_scan", bytes, options, [&] {
+    thrust::inclusive_scan(thrust::cuda::par_nosync(scratch), d_in.data(), d_in.data() + n, d_out.data());
+  }));
+  kit::report(scan);
+
+  d_out.poison();  // the timed code must also be right
+  launch_inclusive_scan(d_in.data(), d_out.data(), n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  expect_float_scan(d_out.download(), float_reference(x, Kind::Inclusive),
+                    {"the timing array, " + n_is(n) + ", inclusive scan of floats", kLookAtScan});
+}
+
+TEST_CASE("scan timing: exclusive scan of a 1 GiB int array" * KIT_TIMING) {
+  const int n = static_cast<int>(kit::param_int("timing_n"));
+  const std::vector<int> x = int_inputs(n);
+  kit::DeviceBuffer<int> d_in(x), d_out(n);
+  const auto options = kit::TimingOptions::from_params();
+  const double bytes = 2.0 * n * sizeof(int);
+
+  kit::Measurement scan{"exclusive_scan",
+                        kit::time_device_work([&] { launch_exclusive_scan(d_in.data(), d_out.data(), n); }, options),
+                        bytes, kit::RateUnit::GBps};
+  scan.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
+  ReusingAllocator scratch;
+  scan.ceilings.push_back(library_ceiling("thrust::exclusive_scan", bytes, options, [&] {
+    thrust::exclusive_scan(thrust::cuda::par_nosync(scratch), d_in.data(), d_in.data() + n, d_out.data());
+  }));
+  kit::report(scan);
+
+  d_out.poison();
+  launch_exclusive_scan(d_in.data(), d_out.data(), n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::expect_equal(d_out.download(), int_reference(x, Kind::Exclusive),
+                    {"the timing array, " + n_is(n) + ", exclusive scan of ints", kLookAtScan});
+}
