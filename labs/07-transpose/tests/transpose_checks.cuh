@@ -1,0 +1,200 @@
+// Lab 07 checks shared by the public and the hidden tests: inputs, the CPU
+// reference, the comparisons and the timing of one version against its ceilings.
+#pragma once
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kit/kit.cuh"
+#include "transpose.cuh"
+
+namespace transpose_checks {
+
+// One of the three versions the student writes: its launch function and where to look.
+struct Version {
+  std::string name;    // e.g. "transpose_tiled", as in the test names
+  std::string kernel;  // the kernel's name: the timing measurement is named after it
+  void (*launch)(const float* d_in, float* d_out, int rows, int cols);
+};
+
+inline const Version kNaive{"transpose_naive", "transpose_naive_kernel", launch_transpose_naive};
+inline const Version kTiled{"transpose_tiled", "transpose_tiled_kernel", launch_transpose_tiled};
+inline const Version kPadded{"transpose_padded", "transpose_padded_kernel", launch_transpose_padded};
+
+inline std::string look_at(const Version& v) {
+  return v.kernel + " and launch_" + v.name + " in transpose.cu";
+}
+inline std::string look_at_guards(const Version& v) {
+  return "the bounds checks before each write in " + v.kernel +
+         ": a thread whose output row or column lies outside the cols x rows output must not write";
+}
+inline std::string look_at_barrier(const Version& v) {
+  return "the __syncthreads() in " + v.kernel +
+         ": every thread must wait until the whole tile is in shared memory before reading it";
+}
+
+// "33x65 (rows x cols)": the shape of the input.
+inline std::string shape(int rows, int cols) {
+  return std::to_string(rows) + "x" + std::to_string(cols) + " (rows x cols)";
+}
+
+// Transposing moves floats without arithmetic, so the result must be exact.
+// Inputs are distinct-looking random values in [-1, 1): any element taken from
+// the wrong place shows up as a mismatch.
+inline std::vector<float> make_matrix(int rows, int cols, const std::string& stream) {
+  return kit::Rng::for_case(stream).uniform_floats(static_cast<std::size_t>(rows) * cols, -1.0f, 1.0f);
+}
+
+// The CPU reference: the cols x rows transpose of a row-major rows x cols matrix.
+// Blocked, so that a 2^26-element matrix takes a fraction of a second.
+inline std::vector<float> transposed(const std::vector<float>& in, int rows, int cols) {
+  constexpr int kBlock = 64;
+  std::vector<float> out(in.size());
+  for (int r0 = 0; r0 < rows; r0 += kBlock)
+    for (int c0 = 0; c0 < cols; c0 += kBlock)
+      for (int r = r0; r < std::min(r0 + kBlock, rows); ++r)
+        for (int c = c0; c < std::min(c0 + kBlock, cols); ++c)
+          out[static_cast<std::size_t>(c) * rows + r] = in[static_cast<std::size_t>(r) * cols + c];
+  return out;
+}
+
+// Runs one version on a fresh random rows x cols matrix into a poisoned output
+// and compares the result exactly. With guard > 0, the output buffer has that
+// many poisoned floats after the cols x rows result, and a write into them fails;
+// the input then has as many zeros after it, so that a kernel which also reads
+// past the input's end copies zeros into the guard, never poison it might find there.
+inline bool check_transpose(const Version& v, int rows, int cols, const std::string& input, std::size_t guard = 0) {
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  const std::vector<float> h_in = make_matrix(rows, cols, "in " + shape(rows, cols));
+  std::vector<float> h_in_and_tail(h_in);
+  h_in_and_tail.resize(n + guard, 0.0f);
+  kit::DeviceBuffer<float> d_in(h_in_and_tail), d_out(n + guard);
+  d_out.poison();
+  v.launch(d_in.data(), d_out.data(), rows, cols);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> all = d_out.download();
+  const std::vector<float> got(all.begin(), all.begin() + n);
+  const kit::CaseContext context{input, look_at(v), static_cast<std::size_t>(rows)};
+  bool ok = kit::expect_equal(got, transposed(h_in, rows, cols), context);
+  if (guard > 0) {
+    const std::vector<float> past_end(all.begin() + n, all.end());
+    ok = kit::expect_guard_untouched(past_end, n, {input, look_at_guards(v)}) && ok;
+  }
+  return ok;
+}
+
+// A list parameter of (rows, cols) pairs: [r0, c0, r1, c1, ...].
+inline std::vector<std::pair<int, int>> shapes(const std::string& key) {
+  const std::vector<std::int64_t> flat = kit::param_ints(key);
+  if (flat.size() % 2 != 0) throw std::invalid_argument("parameter " + key + " must hold (rows, cols) pairs");
+  std::vector<std::pair<int, int>> pairs;
+  for (std::size_t i = 0; i < flat.size(); i += 2)
+    pairs.emplace_back(static_cast<int>(flat[i]), static_cast<int>(flat[i + 1]));
+  return pairs;
+}
+
+// Every shape listed under `key`, each described as `what` plus its shape;
+// stops at the first shape that fails, so a report names one input.
+inline void check_shapes(const Version& v, const std::string& key, const std::string& what, std::size_t guard = 0) {
+  for (const auto& [rows, cols] : shapes(key))
+    if (!check_transpose(v, rows, cols, what + " " + shape(rows, cols), guard)) return;
+}
+
+inline std::size_t guard_elements() { return static_cast<std::size_t>(kit::param_int("guard_elements")); }
+
+// The tile is staged correctly only if every thread waits for the whole tile.
+// A missing barrier goes wrong only when a warp runs ahead of another, which
+// needs many blocks in flight at once: a large matrix, launched several times.
+inline void check_barrier(const Version& v) {
+  const int rows = static_cast<int>(kit::param_int("barrier_rows"));
+  const int cols = static_cast<int>(kit::param_int("barrier_cols"));
+  const int repeats = static_cast<int>(kit::param_int("barrier_repeats"));
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  const std::vector<float> h_in = make_matrix(rows, cols, "barrier");
+  const std::vector<float> expected = transposed(h_in, rows, cols);
+  kit::DeviceBuffer<float> d_in(h_in), d_out(n);
+  for (int run = 1; run <= repeats; ++run) {
+    d_out.poison();
+    v.launch(d_in.data(), d_out.data(), rows, cols);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::string input = "a large matrix " + shape(rows, cols) + ", launch " + std::to_string(run) + " of " +
+                              std::to_string(repeats);
+    if (!kit::expect_equal(d_out.download(), expected, {input, look_at_barrier(v), static_cast<std::size_t>(rows)}))
+      return;
+  }
+}
+
+// --- the cuBLAS peer, used only by the timing cases --------------------------
+
+inline void check_cublas(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(call) + " failed: " + cublasGetStatusString(status));
+}
+
+class CublasHandle {
+ public:
+  CublasHandle() { check_cublas(cublasCreate(&handle_), "cublasCreate"); }
+  ~CublasHandle() { cublasDestroy(handle_); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// cuBLAS is column-major: our row-major rows x cols `in` is, to cuBLAS, a
+// cols x rows matrix A with leading dimension cols, and our cols x rows `out` is
+// a rows x cols matrix C with leading dimension rows. So out = transpose(in) is
+// C = 1 * op(A) + 0 * op(B) with op = transpose (B = A; with beta = 0 it adds nothing).
+inline void cublas_transpose(const CublasHandle& handle, const float* d_in, float* d_out, int rows, int cols) {
+  const float alpha = 1.0f, beta = 0.0f;
+  check_cublas(cublasSgeam(handle.get(), CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &alpha, d_in, cols, &beta, d_in,
+                           cols, d_out, rows),
+               "cublasSgeam");
+}
+
+// Times one version on the large timing matrix, with two ceilings measured in
+// this process: a device-to-device copy of the same number of bytes, and
+// cuBLAS's own transpose (cublasSgeam). Then checks that the timed code is right.
+inline void time_version(const Version& v) {
+  const int rows = static_cast<int>(kit::param_int("timing_rows"));
+  const int cols = static_cast<int>(kit::param_int("timing_cols"));
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  const std::vector<float> h_in = make_matrix(rows, cols, "timing");
+  const std::vector<float> expected = transposed(h_in, rows, cols);
+  kit::DeviceBuffer<float> d_in(h_in), d_out(n);
+  const auto options = kit::TimingOptions::from_params();
+  const double bytes = 2.0 * static_cast<double>(n) * sizeof(float);  // each element read once, written once
+  const std::string input = "the timing matrix " + shape(rows, cols);
+
+  kit::Measurement kernel{v.kernel,
+                          kit::time_device_work([&] { v.launch(d_in.data(), d_out.data(), rows, cols); }, options),
+                          bytes, kit::RateUnit::GBps};
+  kernel.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
+
+  const CublasHandle handle;
+  const kit::Timing peer = kit::time_device_work([&] { cublas_transpose(handle, d_in.data(), d_out.data(), rows, cols); },
+                                                 options);
+  kernel.ceilings.push_back({"cuBLAS Sgeam transpose", bytes / peer.median_s / 1e9});
+  kit::report(kernel);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::expect_equal(d_out.download(), expected,
+                    {"the cuBLAS peer on " + input,
+                     "not your code: the lab's cuBLAS call in tests/transpose_checks.cuh (tell your TA)",
+                     static_cast<std::size_t>(rows)});
+
+  d_out.poison();  // the timed code must also be right
+  v.launch(d_in.data(), d_out.data(), rows, cols);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::expect_equal(d_out.download(), expected, {input, look_at(v), static_cast<std::size_t>(rows)});
+}
+
+}  // namespace transpose_checks
