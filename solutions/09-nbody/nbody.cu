@@ -1,0 +1,191 @@
+#include "kit/cuda_check.cuh"
+#include "nbody.cuh"
+
+// Threads per block for every kernel in this file: a multiple of the 32-thread
+// warp. 256 gives the scheduler 8 warps per block to switch between.
+constexpr int kBlockSize = 256;
+
+// Bodies per shared-memory tile in nbody_tiled_kernel. Equal to the block size,
+// so that every thread loads exactly one body of each tile.
+constexpr int kTileSize = kBlockSize;
+
+// 1/sqrt(x) from the special-function unit, in one instruction. rsqrtf() gives
+// the same value but first checks for a denormal x and rescales it, which costs
+// three extra instructions per interaction: about 20% of this lab's inner loop.
+// Here x = |r|^2 + eps^2 >= eps^2 is never denormal, so the check is not needed.
+// Relative error below 2^-22.
+__device__ __forceinline__ float fast_rsqrt(float x) {
+  float result;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
+  return result;
+}
+
+// One interaction: returns a + m_j (r_j - r_i) / (|r_j - r_i|^2 + eps^2)^(3/2),
+// where me = (r_i, m_i) and other = (r_j, m_j).
+// May assume: softening2 > 0, so the denominator is never zero.
+// Must not: branch on i == j; the self term comes out as exactly zero by itself.
+// [used by both force kernels]
+__device__ __forceinline__ float3 add_body_acceleration(float4 me, float4 other, float3 a, float softening2) {
+  // BEGIN SOLUTION
+  // TODO: the vector from me to other, its squared length plus softening2, the
+  //       inverse distance cubed (fast_rsqrt, then cube it), scaled by other's mass;
+  //       add that times the vector to a and return it. About 20 floating-point
+  //       operations: this function is the whole inner loop of both kernels.
+  const float dx = other.x - me.x;
+  const float dy = other.y - me.y;
+  const float dz = other.z - me.z;
+  const float dist2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, softening2)));
+  const float inv_dist = fast_rsqrt(dist2);
+  const float strength = other.w * inv_dist * inv_dist * inv_dist;  // m_j / (|r|^2 + eps^2)^(3/2)
+  return make_float3(fmaf(dx, strength, a.x), fmaf(dy, strength, a.y), fmaf(dz, strength, a.z));
+  // SKELETON: return a;
+  // END SOLUTION
+}
+
+// Part 1. One thread per body i: a_i = sum over all n bodies, each read from
+// global memory.
+// May assume: pos holds n bodies, acc has room for n accelerations, n >= 1.
+// Must not: read pos or write acc at index n or beyond. [10 pts with its launcher]
+__global__ void nbody_naive_kernel(const float4* __restrict__ pos, float3* __restrict__ acc, int n,
+                                   float softening2) {
+  // BEGIN SOLUTION
+  // TODO: find this thread's body; threads past the last body have nothing to do.
+  //       Accumulate add_body_acceleration over every body j from global memory,
+  //       then write the sum once. All threads of a warp read the same pos[j] at the
+  //       same time, so the hardware serves it as one broadcast from the L1 cache.
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float4 me = pos[i];
+  float3 a = make_float3(0.0f, 0.0f, 0.0f);
+#pragma unroll 8
+  for (int j = 0; j < n; ++j) a = add_body_acceleration(me, pos[j], a, softening2);
+  acc[i] = a;
+  // END SOLUTION
+}
+
+// Launches nbody_naive_kernel over n bodies.
+void launch_nbody_naive(const float4* d_pos, float3* d_acc, int n, float softening2) {
+  // BEGIN SOLUTION
+  // TODO: kBlockSize threads per block, enough blocks for one thread per body;
+  //       check the launch.
+  const int blocks = (n + kBlockSize - 1) / kBlockSize;
+  nbody_naive_kernel<<<blocks, kBlockSize>>>(d_pos, d_acc, n, softening2);
+  CUDA_CHECK_LAUNCH();
+  // END SOLUTION
+}
+
+// Part 2. The same sums, with the bodies staged through shared memory: the block
+// loads a tile of kTileSize bodies (one per thread), every thread adds the whole
+// tile to its sum, and only then is the next tile loaded over it.
+// May assume: blockDim.x == kBlockSize == kTileSize, n >= 1.
+// Must not: read pos or write acc at index n or beyond; let a body past n (in
+// the last, partial tile) add anything to a sum; let one thread overwrite a tile
+// that another is still reading. [20 pts with its launcher]
+__global__ void __launch_bounds__(kBlockSize) nbody_tiled_kernel(const float4* __restrict__ pos,
+                                                                  float3* __restrict__ acc, int n,
+                                                                  float softening2) {
+  // BEGIN SOLUTION
+  // TODO: 1. a shared array for one tile of bodies;
+  //       2. this thread's body (threads past n still take part in loading tiles and
+  //          in every barrier, because the tile is shared by the whole block);
+  //       3. for each tile, every thread loads one body into it (a slot past the last
+  //          body gets mass 0, so it adds nothing), a barrier so the tile is complete
+  //          before anyone reads it, the tile is added to the sum, and a barrier so
+  //          nobody overwrites the tile while a slower warp still reads it;
+  //       4. threads with a real body write their sum.
+  __shared__ float4 tile[kTileSize];
+  const int i = blockIdx.x * kBlockSize + threadIdx.x;
+  const bool has_body = i < n;
+  const float4 me = has_body ? pos[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float3 a = make_float3(0.0f, 0.0f, 0.0f);
+  for (int start = 0; start < n; start += kTileSize) {
+    const int j = start + threadIdx.x;
+    // Padding: mass 0 at the origin adds exactly zero, and softening keeps its
+    // distance from being 0/0 even for a body at the origin.
+    tile[threadIdx.x] = (j < n) ? pos[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    __syncthreads();  // the whole tile is in shared memory before anyone reads it
+    if (has_body) {
+      // Every lane reads the same tile[k]: a broadcast, no bank conflicts.
+#pragma unroll 16
+      for (int k = 0; k < kTileSize; ++k) a = add_body_acceleration(me, tile[k], a, softening2);
+    }
+    __syncthreads();  // every thread has finished reading this tile before any thread overwrites it
+  }
+  if (has_body) acc[i] = a;
+  // END SOLUTION
+}
+
+// Launches nbody_tiled_kernel over n bodies.
+void launch_nbody_tiled(const float4* d_pos, float3* d_acc, int n, float softening2) {
+  // BEGIN SOLUTION
+  // TODO: kBlockSize threads per block, enough blocks for one thread per body;
+  //       check the launch.
+  const int blocks = (n + kBlockSize - 1) / kBlockSize;
+  nbody_tiled_kernel<<<blocks, kBlockSize>>>(d_pos, d_acc, n, softening2);
+  CUDA_CHECK_LAUNCH();
+  // END SOLUTION
+}
+
+// Part 3. The first half of a leapfrog step, for each body i < n:
+//   v_half = v + half_dt * a;   x_new = x + dt * v_half   (the mass stays as it is)
+// May assume: acc holds the accelerations at the current positions.
+// Must not: drift with the old velocity; the drift needs the half-kicked one.
+__global__ void leapfrog_kick_drift_kernel(float4* __restrict__ pos, float3* __restrict__ vel,
+                                           const float3* __restrict__ acc, int n, float half_dt, float dt) {
+  // BEGIN SOLUTION
+  // TODO: one thread per body, guarded; update the velocity first, then move the
+  //       position with that updated velocity; write both back, keeping the mass.
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float4 p = pos[i];
+  const float3 v = vel[i];
+  const float3 a = acc[i];
+  const float3 v_half = make_float3(fmaf(half_dt, a.x, v.x), fmaf(half_dt, a.y, v.y), fmaf(half_dt, a.z, v.z));
+  pos[i] = make_float4(fmaf(dt, v_half.x, p.x), fmaf(dt, v_half.y, p.y), fmaf(dt, v_half.z, p.z), p.w);
+  vel[i] = v_half;
+  // END SOLUTION
+}
+
+// Part 3. The closing half kick, for each body i < n: v += half_dt * a.
+// May assume: acc holds the accelerations at the NEW positions.
+__global__ void leapfrog_kick_kernel(float3* __restrict__ vel, const float3* __restrict__ acc, int n,
+                                     float half_dt) {
+  // BEGIN SOLUTION
+  // TODO: one thread per body, guarded: add half_dt times its acceleration to its velocity.
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float3 v = vel[i];
+  const float3 a = acc[i];
+  vel[i] = make_float3(fmaf(half_dt, a.x, v.x), fmaf(half_dt, a.y, v.y), fmaf(half_dt, a.z, v.z));
+  // END SOLUTION
+}
+
+// One kick-drift-kick step (see nbody.cuh). Kick-drift-kick leapfrog is second
+// order, symplectic and time-reversible: its energy error stays bounded instead of
+// drifting, for one force evaluation per step, the same cost as Euler's method.
+// [with nbody_simulate: the leapfrog tests]
+void launch_leapfrog_step(float4* d_pos, float3* d_vel, float3* d_acc, int n, float dt, float softening2) {
+  // BEGIN SOLUTION
+  // TODO: the three stages in order: half kick and drift; the accelerations at the
+  //       new positions (launch_nbody_tiled, or launch_nbody_naive until your tiled
+  //       kernel works); the closing half kick with those new accelerations.
+  //       Kernels on one stream run in launch order, so no synchronization is needed.
+  const int blocks = (n + kBlockSize - 1) / kBlockSize;
+  const float half_dt = 0.5f * dt;
+  leapfrog_kick_drift_kernel<<<blocks, kBlockSize>>>(d_pos, d_vel, d_acc, n, half_dt, dt);
+  CUDA_CHECK_LAUNCH();
+  launch_nbody_tiled(d_pos, d_acc, n, softening2);
+  leapfrog_kick_kernel<<<blocks, kBlockSize>>>(d_vel, d_acc, n, half_dt);
+  CUDA_CHECK_LAUNCH();
+  // END SOLUTION
+}
+
+// `steps` leapfrog steps (see nbody.cuh).
+void nbody_simulate(float4* d_pos, float3* d_vel, float3* d_acc, int n, int steps, float dt, float softening2) {
+  // BEGIN SOLUTION
+  // TODO: the first half kick needs the accelerations at the starting positions,
+  //       and d_acc holds nothing useful on entry; then take the steps.
+  launch_nbody_tiled(d_pos, d_acc, n, softening2);  // a(x_0), for the first half kick
+  for (int step = 0; step < steps; ++step) launch_leapfrog_step(d_pos, d_vel, d_acc, n, dt, softening2);
+  // END SOLUTION
+}
