@@ -1,0 +1,137 @@
+// Lab 04 checks shared by the public and the hidden tests: shapes from the
+// config, products through either launcher, and their comparison with the
+// reference (kit/matmul_reference.hpp: the CPU product in double, or cuBLAS).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kit/kit.cuh"
+#include "kit/matmul_reference.hpp"
+#include "tiled_matmul.cuh"
+
+namespace tiled_matmul_checks {
+
+using Launcher = void (*)(const float*, const float*, float*, int, int, int);
+
+// What the student should look at, by part and by kind of input.
+inline const std::string kLookAtTiled = "tiled_matmul_kernel and launch_tiled_matmul in tiled_matmul.cu";
+inline const std::string kLookAtEdges =
+    "tiled_matmul_kernel: the zero-fill of tile entries that lie outside A or B, and the number of steps "
+    "along K (rounded up)";
+inline const std::string kLookAtBarriers =
+    "the two __syncthreads() in tiled_matmul_kernel: one after loading a tile, before anyone reads it; one "
+    "after using it, before the next step overwrites it";
+inline const std::string kLookAtLarge =
+    "tiled_matmul_kernel in tiled_matmul.cu. If the small tests pass, look at the two __syncthreads(): one after "
+    "loading a tile, before anyone reads it; one after using it, before the next step overwrites it";
+inline const std::string kLookAtGuard =
+    "the bounds check on the final store in tiled_matmul_kernel: only rows below m and columns below n exist";
+inline const std::string kLookAtRegister =
+    "register_tiled_matmul_kernel and launch_register_tiled_matmul in tiled_matmul.cu (extra credit)";
+inline const std::string kLookAtRegisterEdges =
+    "register_tiled_matmul_kernel: zero-fill outside A and B, the store bounds check, and float4 accesses "
+    "only where rows are 16-byte aligned (extra credit)";
+inline const std::string kLookAtRegisterGuard =
+    "the bounds check on the stores of C in register_tiled_matmul_kernel: only rows below m and columns below n "
+    "exist (extra credit)";
+
+// A kernel under test: its launcher, and where to look when it writes past C.
+struct Kernel {
+  Launcher launch;
+  std::string look_at_guard;
+};
+inline const Kernel kTiled{launch_tiled_matmul, kLookAtGuard};
+inline const Kernel kRegisterTiled{launch_register_tiled_matmul, kLookAtRegisterGuard};
+
+struct Shape {
+  int m, k, n;
+};
+
+// A [m, k, n] parameter.
+inline Shape shape_param(const std::string& key) {
+  const auto values = kit::param_ints(key);
+  if (values.size() != 3) throw std::runtime_error("lab parameter '" + key + "' must be [m, k, n]");
+  return {static_cast<int>(values[0]), static_cast<int>(values[1]), static_cast<int>(values[2])};
+}
+
+// A flat [m, k, n, m, k, n, ...] parameter.
+inline std::vector<Shape> shapes_param(const std::string& key) {
+  const auto values = kit::param_ints(key);
+  if (values.empty() || values.size() % 3 != 0)
+    throw std::runtime_error("lab parameter '" + key + "' must list whole [m, k, n] triples");
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < values.size(); i += 3)
+    shapes.push_back({static_cast<int>(values[i]), static_cast<int>(values[i + 1]), static_cast<int>(values[i + 2])});
+  return shapes;
+}
+
+inline kit::MatmulExpected expected_for(const kit::MatmulInputs& in) {
+  return kit::matmul_expected(in, kit::param_double("dot_error_units"));
+}
+
+// C is followed by a guard zone deeper than a block tile: a kernel without its
+// row check writes up to a tile's height of rows past the end, and one without
+// its column check up to a tile's width past the last row.
+inline std::size_t guard_elements(int n) {
+  return static_cast<std::size_t>(kit::param_int("guard_rows")) * n + 128;
+}
+
+// `kernel` on fresh random inputs of the given shape, `runs` times, each time
+// with C poisoned and followed by a poisoned guard zone; checks every element
+// of C and the guard after every run, and stops at the first run that fails.
+// `kind` says what the shape is for, e.g. "K one past a multiple of the tile".
+inline void check_product(const Kernel& kernel, const Shape& shape, const std::string& kind,
+                          const std::string& look_at, int runs = 1) {
+  const kit::MatmulInputs in = kit::make_matmul_inputs(shape.m, shape.k, shape.n);
+  const kit::MatmulExpected expected = expected_for(in);
+  const std::size_t size = static_cast<std::size_t>(shape.m) * shape.n;
+  kit::DeviceBuffer<float> d_a(in.a), d_b(in.b), d_c(size + guard_elements(shape.n));
+  for (int run = 1; run <= runs; ++run) {
+    std::string input = kind + ", " + in.shape();
+    if (runs > 1) input += ", run " + std::to_string(run) + " of " + std::to_string(runs);
+    d_c.poison();
+    kernel.launch(d_a.data(), d_b.data(), d_c.data(), shape.m, shape.k, shape.n);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> all = d_c.download();
+    const std::vector<float> c(all.begin(), all.begin() + size), past_end(all.begin() + size, all.end());
+    const bool c_ok = kit::expect_matmul(c, expected, {input, look_at});
+    const bool guard_ok = kit::expect_guard_untouched(past_end, size, {input, kernel.look_at_guard});
+    if (!(c_ok && guard_ok)) return;  // one report per shape is enough
+  }
+}
+
+inline void check_all(const Kernel& kernel, const std::string& key, const std::string& kind,
+                      const std::string& look_at) {
+  for (const Shape& shape : shapes_param(key)) check_product(kernel, shape, kind, look_at);
+}
+
+// 137 GFLOP at 4096³ with A, B and C at 64 MiB each: far beyond launch
+// overhead and the 50 MB L2. Times `launch` as `name`, adds the yardsticks
+// timed in the same process (the naive kernel only if asked: it is the slowest
+// part of the run), reports, then checks the timed output. Returns the
+// measurement, for the caller's own judgement of it.
+inline kit::Measurement time_product(Launcher launch, const std::string& name, bool against_naive,
+                                     const std::string& look_at) {
+  const int size = static_cast<int>(kit::param_int("timing_n"));
+  const kit::MatmulInputs in = kit::make_matmul_inputs(size, size, size);
+  kit::DeviceBuffer<float> d_a(in.a), d_b(in.b), d_c(static_cast<std::size_t>(size) * size);
+  const auto options = kit::TimingOptions::from_params();
+
+  kit::Measurement kernel{name,
+                          kit::time_device_work([&] { launch(d_a.data(), d_b.data(), d_c.data(), size, size, size); },
+                                                options),
+                          in.flops(), kit::RateUnit::GFLOPs};
+  if (against_naive)
+    kernel.ceilings.push_back(kit::naive_matmul_ceiling(d_a.data(), d_b.data(), d_c.data(), size, size, size, options));
+  kernel.ceilings.push_back(kit::cublas_matmul_ceiling(d_a.data(), d_b.data(), d_c.data(), size, size, size, options));
+  kit::report(kernel);
+
+  d_c.poison();  // the timed code must also be right
+  launch(d_a.data(), d_b.data(), d_c.data(), size, size, size);
+  kit::expect_matmul(d_c.download(), expected_for(in), {"the timing matrices, " + in.shape(), look_at});
+  return kernel;
+}
+
+}  // namespace tiled_matmul_checks

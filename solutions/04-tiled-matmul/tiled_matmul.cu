@@ -1,0 +1,265 @@
+#include <cstdint>
+
+#include "kit/cuda_check.cuh"
+#include "tiled_matmul.cuh"
+
+// ---------------------------------------------------------------------------
+// Core part: tiles in shared memory
+// ---------------------------------------------------------------------------
+
+// A block computes a kTile x kTile tile of C and walks along K in steps of kTile.
+// Each step it stages a kTile x kTile tile of A and one of B in shared memory:
+// 2 x 4 KiB, and every value staged is used kTile times.
+constexpr int kTile = 32;
+// Each thread computes kRowsPerThread elements of one column of the C tile,
+// kBlockRows rows apart, so a value of B read from shared memory feeds
+// kRowsPerThread multiply-adds from a register. (1 is the textbook kernel.)
+constexpr int kRowsPerThread = 4;
+// The block is kTile threads across (x: columns, one warp per row of threads,
+// so loads of a tile row are coalesced) by kBlockRows down (y: rows).
+constexpr int kBlockRows = kTile / kRowsPerThread;
+static_assert(kTile % kRowsPerThread == 0, "the rows of a tile split evenly among the threads of a column");
+static_assert(kTile * kBlockRows % 32 == 0 && kTile * kBlockRows <= 1024,
+              "a block is a whole number of warps, and at most 1024 threads");
+
+// C = A·B, one kTile x kTile tile of C per block, through shared memory.
+// May assume: blockDim is (kTile, kBlockRows); blockIdx.x counts tiles across
+// the columns of C and blockIdx.y tiles down its rows; a is m x k, b is k x n
+// and c is m x n, row-major, in device memory; any m, k, n >= 1.
+// Must not: read outside a and b, write outside c, or place a __syncthreads()
+// where some threads of the block do not reach it. [all the core correctness points]
+__global__ void tiled_matmul_kernel(const float* a, const float* b, float* c, int m, int k, int n) {
+  // BEGIN SOLUTION
+  // TODO: declare one kTile x kTile shared-memory tile for A and one for B. For each step
+  //       along K (round the number of steps up: the last tile may be partial):
+  //       1. each thread copies its kRowsPerThread elements of the A tile and of the B tile
+  //          from global memory, storing 0 for any element outside A or B, so that partial
+  //          tiles add nothing to the sums;
+  //       2. wait until the whole block has written both tiles;
+  //       3. add the kTile products of this step to each of the thread's kRowsPerThread sums,
+  //          reading only shared memory;
+  //       4. wait until the whole block is done reading, before the next step overwrites them.
+  //       Finally write each sum whose row and column lie inside C.
+
+  // 16-byte alignment lets the compiler read four consecutive a_tile values of
+  // a row with one 128-bit shared-memory load instead of four.
+  __shared__ __align__(16) float a_tile[kTile][kTile];
+  __shared__ __align__(16) float b_tile[kTile][kTile];
+  const int tx = threadIdx.x;
+  const int ty = threadIdx.y;
+  const int tile_row0 = blockIdx.y * kTile;  // first row of A and C this block touches
+  const int col = blockIdx.x * kTile + tx;   // the column of B and C this thread owns
+  float sum[kRowsPerThread] = {};
+
+  const int steps = (k + kTile - 1) / kTile;
+  for (int step = 0; step < steps; ++step) {
+    const int a_col = step * kTile + tx;
+#pragma unroll
+    for (int r = 0; r < kRowsPerThread; ++r) {
+      const int tile_row = ty + r * kBlockRows;
+      const int a_row = tile_row0 + tile_row;
+      const int b_row = step * kTile + tile_row;
+      // Zero-fill what lies outside A or B, so partial tiles add nothing.
+      a_tile[tile_row][tx] = (a_row < m && a_col < k) ? a[a_row * k + a_col] : 0.0f;
+      b_tile[tile_row][tx] = (b_row < k && col < n) ? b[b_row * n + col] : 0.0f;
+    }
+    __syncthreads();  // the whole tile is in shared memory before anyone reads it
+
+    // A warp is one row of threads: it reads one a_tile value (a broadcast) and
+    // 32 consecutive b_tile values, which lie in the 32 different banks.
+#pragma unroll
+    for (int i = 0; i < kTile; ++i) {
+      const float b_value = b_tile[i][tx];
+#pragma unroll
+      for (int r = 0; r < kRowsPerThread; ++r) sum[r] += a_tile[ty + r * kBlockRows][i] * b_value;
+    }
+    __syncthreads();  // everyone is done reading before the next step overwrites the tile
+  }
+
+#pragma unroll
+  for (int r = 0; r < kRowsPerThread; ++r) {
+    const int row = tile_row0 + ty + r * kBlockRows;
+    if (row < m && col < n) c[row * n + col] = sum[r];
+  }
+  // END SOLUTION
+}
+
+// Launches tiled_matmul_kernel with one block per kTile x kTile tile of C.
+void launch_tiled_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k, int n) {
+  // BEGIN SOLUTION
+  // TODO: launch tiled_matmul_kernel with kTile x kBlockRows threads per block and one block
+  //       per tile of C: enough in x to cover the n columns and in y to cover the m rows
+  //       (round up), then check the launch with CUDA_CHECK_LAUNCH().
+  const dim3 block(kTile, kBlockRows);
+  const dim3 grid((n + kTile - 1) / kTile, (m + kTile - 1) / kTile);
+  tiled_matmul_kernel<<<grid, block>>>(d_a, d_b, d_c, m, k, n);
+  CUDA_CHECK_LAUNCH();
+  // END SOLUTION
+}
+
+// ---------------------------------------------------------------------------
+// Extra credit: register tiling
+// ---------------------------------------------------------------------------
+
+// A block computes a kBlockM x kBlockN tile of C, stepping along K by kBlockK.
+constexpr int kBlockM = 128;
+constexpr int kBlockN = 128;
+constexpr int kBlockK = 8;
+// Each thread keeps a kThreadM x kThreadN block of C in registers: per value of
+// k it reads kThreadM values of A and kThreadN of B from shared memory and does
+// kThreadM x kThreadN multiply-adds with them.
+constexpr int kThreadM = 8;
+constexpr int kThreadN = 8;
+constexpr int kRegThreads = (kBlockM / kThreadM) * (kBlockN / kThreadN);  // 256
+static_assert(kBlockM * kBlockK == 4 * kRegThreads && kBlockK * kBlockN == 4 * kRegThreads,
+              "each thread loads exactly one float4 of the A tile and one of the B tile per step");
+
+// C = A·B, one kBlockM x kBlockN tile of C per block of kRegThreads threads,
+// kThreadM x kThreadN elements of it per thread.
+// May assume: blockDim is (kRegThreads); blockIdx.x counts tiles across the
+// columns of C and blockIdx.y tiles down its rows; any m, k, n >= 1. float4
+// accesses need 16-byte alignment: only when k and n are multiples of 4 (and
+// the pointers are 16-byte aligned) do rows of A, B and C start on one.
+// Must not: read outside a and b, or write outside c. [extra credit: 5 points + 10 for speed]
+// __launch_bounds__ promises at most kRegThreads threads per block and asks for
+// two blocks per SM: at most 128 registers per thread, enough for 64 sums.
+__global__ void __launch_bounds__(kRegThreads, 2)
+    register_tiled_matmul_kernel(const float* a, const float* b, float* c, int m, int k, int n) {
+  // BEGIN SOLUTION
+  // TODO: (extra credit) give each thread a kThreadM x kThreadN block of sums in registers.
+  //       Stage the A tile (kBlockM x kBlockK) transposed and the B tile (kBlockK x kBlockN)
+  //       in shared memory, twice each (double buffering): while the block computes from one
+  //       copy, load the next step's tiles from global memory into registers and store them
+  //       into the other copy afterwards, so the loads' latency hides behind the arithmetic.
+  //       Use float4 global loads and stores where rows are 16-byte aligned, single floats
+  //       elsewhere; zero-fill whatever lies outside A or B; write only inside C.
+
+  // Padding each row of the transposed A tile by 4 floats makes the transposing stores hit
+  // 32 different banks (132 mod 32 = 4), and keeps every row 16-byte aligned for float4 reads.
+  constexpr int kATilePitch = kBlockM + 4;
+  __shared__ __align__(16) float a_tile[2][kBlockK][kATilePitch];  // a_tile[s][kk][mm] = A[row0 + mm][k0 + kk]
+  __shared__ __align__(16) float b_tile[2][kBlockK][kBlockN];      // b_tile[s][kk][nn] = B[k0 + kk][col0 + nn]
+
+  const int tid = threadIdx.x;
+  const int row0 = blockIdx.y * kBlockM;
+  const int col0 = blockIdx.x * kBlockN;
+  // float4 accesses are legal only if every row of A, B and C starts 16 bytes
+  // after the previous one and the matrices themselves start on 16 bytes.
+  const bool vector_ok = k % 4 == 0 && n % 4 == 0 &&
+                         ((reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b) |
+                           reinterpret_cast<std::uintptr_t>(c)) % 16) == 0;
+
+  // What this thread loads each step: one float4 of A (row tid / 2, columns
+  // (tid % 2) * 4 ... + 3 of the tile; a warp reads 16 rows x 32 bytes) and one
+  // float4 of B (row tid / 32, columns (tid % 32) * 4 ... + 3; a warp reads one
+  // contiguous 512-byte row segment).
+  const int a_load_row = tid / (kBlockK / 4);
+  const int a_load_col = (tid % (kBlockK / 4)) * 4;
+  const int b_load_row = tid / (kBlockN / 4);
+  const int b_load_col = (tid % (kBlockN / 4)) * 4;
+
+  // What this thread computes: rows thread_row*4 + {0..3} and 64 + thread_row*4 + {0..3}
+  // of the tile, and the same for columns. Splitting the 8 x 8 block into 2 x 2 groups of
+  // 4 x 4 makes the 16 threads of a half-warp read 256 contiguous bytes of b_tile (no bank
+  // conflicts) and store 256 contiguous bytes of each row of C (coalesced).
+  constexpr int kHalfM = kBlockM / 2;
+  constexpr int kHalfN = kBlockN / 2;
+  const int thread_row = tid / (kBlockN / kThreadN);  // 0..15
+  const int thread_col = tid % (kBlockN / kThreadN);  // 0..15
+
+  float acc[kThreadM][kThreadN] = {};
+  float4 a_next, b_next;  // the next step's share of the tiles, on its way from global memory
+
+  auto load = [&](int k0) {
+    const int a_r = row0 + a_load_row, a_c = k0 + a_load_col;
+    const int b_r = k0 + b_load_row, b_c = col0 + b_load_col;
+    if (vector_ok) {
+      // k and n are multiples of 4, so a float4 is either wholly inside its matrix or wholly outside.
+      a_next = (a_r < m && a_c < k) ? *reinterpret_cast<const float4*>(a + a_r * k + a_c)
+                                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      b_next = (b_r < k && b_c < n) ? *reinterpret_cast<const float4*>(b + b_r * n + b_c)
+                                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    } else {
+      const bool a_row_in = a_r < m, b_row_in = b_r < k;
+      a_next.x = (a_row_in && a_c + 0 < k) ? a[a_r * k + a_c + 0] : 0.0f;
+      a_next.y = (a_row_in && a_c + 1 < k) ? a[a_r * k + a_c + 1] : 0.0f;
+      a_next.z = (a_row_in && a_c + 2 < k) ? a[a_r * k + a_c + 2] : 0.0f;
+      a_next.w = (a_row_in && a_c + 3 < k) ? a[a_r * k + a_c + 3] : 0.0f;
+      b_next.x = (b_row_in && b_c + 0 < n) ? b[b_r * n + b_c + 0] : 0.0f;
+      b_next.y = (b_row_in && b_c + 1 < n) ? b[b_r * n + b_c + 1] : 0.0f;
+      b_next.z = (b_row_in && b_c + 2 < n) ? b[b_r * n + b_c + 2] : 0.0f;
+      b_next.w = (b_row_in && b_c + 3 < n) ? b[b_r * n + b_c + 3] : 0.0f;
+    }
+  };
+  auto store = [&](int s) {
+    a_tile[s][a_load_col + 0][a_load_row] = a_next.x;  // transposed: k becomes the row
+    a_tile[s][a_load_col + 1][a_load_row] = a_next.y;
+    a_tile[s][a_load_col + 2][a_load_row] = a_next.z;
+    a_tile[s][a_load_col + 3][a_load_row] = a_next.w;
+    *reinterpret_cast<float4*>(&b_tile[s][b_load_row][b_load_col]) = b_next;
+  };
+
+  const int steps = (k + kBlockK - 1) / kBlockK;
+  load(0);
+  store(0);
+  __syncthreads();  // tile 0 is complete
+  for (int step = 0; step < steps; ++step) {
+    const int s = step % 2;
+    const bool more = step + 1 < steps;
+    if (more) load((step + 1) * kBlockK);  // in flight while we compute below
+
+#pragma unroll
+    for (int kk = 0; kk < kBlockK; ++kk) {
+      float a_frag[kThreadM], b_frag[kThreadN];
+      const float4 a_lo = *reinterpret_cast<const float4*>(&a_tile[s][kk][thread_row * 4]);
+      const float4 a_hi = *reinterpret_cast<const float4*>(&a_tile[s][kk][kHalfM + thread_row * 4]);
+      const float4 b_lo = *reinterpret_cast<const float4*>(&b_tile[s][kk][thread_col * 4]);
+      const float4 b_hi = *reinterpret_cast<const float4*>(&b_tile[s][kk][kHalfN + thread_col * 4]);
+      a_frag[0] = a_lo.x, a_frag[1] = a_lo.y, a_frag[2] = a_lo.z, a_frag[3] = a_lo.w;
+      a_frag[4] = a_hi.x, a_frag[5] = a_hi.y, a_frag[6] = a_hi.z, a_frag[7] = a_hi.w;
+      b_frag[0] = b_lo.x, b_frag[1] = b_lo.y, b_frag[2] = b_lo.z, b_frag[3] = b_lo.w;
+      b_frag[4] = b_hi.x, b_frag[5] = b_hi.y, b_frag[6] = b_hi.z, b_frag[7] = b_hi.w;
+#pragma unroll
+      for (int i = 0; i < kThreadM; ++i)
+#pragma unroll
+        for (int j = 0; j < kThreadN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
+    }
+
+    // The other copy was last read in the previous step, which ended with a
+    // barrier, so it is free to overwrite.
+    if (more) store(1 - s);
+    __syncthreads();  // the next copy is complete, and this one is no longer read
+  }
+
+#pragma unroll
+  for (int i = 0; i < kThreadM; ++i) {
+    const int row = row0 + (i < 4 ? thread_row * 4 + i : kHalfM + thread_row * 4 + (i - 4));
+    if (row >= m) continue;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int col = col0 + half * kHalfN + thread_col * 4;
+      const float* sums = &acc[i][half * 4];
+      if (vector_ok && col < n) {  // n is a multiple of 4: all four columns are inside C
+        *reinterpret_cast<float4*>(c + row * n + col) = make_float4(sums[0], sums[1], sums[2], sums[3]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < n) c[row * n + col + j] = sums[j];
+      }
+    }
+  }
+  // END SOLUTION
+}
+
+// Launches register_tiled_matmul_kernel with one block of kRegThreads threads per
+// kBlockM x kBlockN tile of C.
+void launch_register_tiled_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k, int n) {
+  // BEGIN SOLUTION
+  // TODO: (extra credit) launch register_tiled_matmul_kernel with kRegThreads threads per
+  //       block and one block per kBlockM x kBlockN tile of C (round up in both directions),
+  //       then check the launch with CUDA_CHECK_LAUNCH().
+  const dim3 grid((n + kBlockN - 1) / kBlockN, (m + kBlockM - 1) / kBlockM);
+  register_tiled_matmul_kernel<<<grid, kRegThreads>>>(d_a, d_b, d_c, m, k, n);
+  CUDA_CHECK_LAUNCH();
+  // END SOLUTION
+}
