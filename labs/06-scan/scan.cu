@@ -100,9 +100,9 @@ __device__ T warp_inclusive_scan(T value) {
 // Must not: read at index n or beyond.
 template <class T>
 __global__ void tile_sum_kernel(const T* in, T* tile_sums, int n) {
-  // TODO: each thread adds up its kItemsPerThread elements (indices in 64 bits: the last tile
-  //       of an n near 2^31 passes INT_MAX), the warp combines its 32 sums, and the warps
-  //       combine theirs through shared memory; one thread writes the tile's sum.
+  // TODO: each thread adds up its kItemsPerThread elements (indices in 64 bits: for n near
+  //       2^31 the last tile can reach past INT_MAX), the warp combines its 32 sums, and the
+  //       warps combine theirs through shared memory; one thread writes the tile's sum.
 }
 
 // Scans tile b (same layout as tile_sum_kernel), starting from tile_offsets[b],

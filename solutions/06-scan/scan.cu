@@ -21,7 +21,7 @@ __global__ void kogge_stone_scan_kernel(const float* in, float* out, int n) {
   //       one starts. Store the results of the elements that exist.
   __shared__ float buffer[2][kKoggeStoneSection];
   const int t = threadIdx.x;
-  // 64-bit: the last section of an n near 2^31 reaches past INT_MAX.
+  // 64-bit, like every index here: no index arithmetic can overflow, whatever n.
   const long long i = static_cast<long long>(blockIdx.x) * kKoggeStoneSection + t;
   buffer[0][t] = i < n ? in[i] : 0.0f;
   __syncthreads();  // the first step reads elements that other warps loaded
@@ -163,9 +163,9 @@ __device__ T warp_inclusive_scan(T value) {
 template <class T>
 __global__ void tile_sum_kernel(const T* in, T* tile_sums, int n) {
   // BEGIN SOLUTION
-  // TODO: each thread adds up its kItemsPerThread elements (indices in 64 bits: the last tile
-  //       of an n near 2^31 passes INT_MAX), the warp combines its 32 sums, and the warps
-  //       combine theirs through shared memory; one thread writes the tile's sum.
+  // TODO: each thread adds up its kItemsPerThread elements (indices in 64 bits: for n near
+  //       2^31 the last tile can reach past INT_MAX), the warp combines its 32 sums, and the
+  //       warps combine theirs through shared memory; one thread writes the tile's sum.
   __shared__ T warp_sums[kScanWarps];
   const int lane = threadIdx.x % kWarpSize;
   const int warp = threadIdx.x / kWarpSize;
