@@ -1,0 +1,273 @@
+// Lab 05 checks shared by the public and the hidden tests: inputs, the CPU
+// reference, the tolerance and the comparisons.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kit/kit.cuh"
+#include "reduction.cuh"
+#include "thrust_peer.cuh"
+
+namespace reduction_checks {
+
+// One of the four float reductions, as the tests see it.
+struct Step {
+  std::string name;         // the launch function, as the test names say it
+  std::string kernel;       // its kernel in reduction.cu
+  std::string measurement;  // its timing's name in lab.toml
+  void (*launch)(const float* d_in, std::int64_t n, float* d_sum, float* d_partials);
+  std::string look_at;
+};
+
+inline Step interleaved() {
+  return {"launch_reduce_interleaved", "reduce_interleaved_kernel", "reduce_interleaved", launch_reduce_interleaved,
+          "reduce_interleaved_kernel and sum_block_by_block in reduction.cu"};
+}
+inline Step sequential() {
+  return {"launch_reduce_sequential", "reduce_sequential_kernel", "reduce_sequential", launch_reduce_sequential,
+          "reduce_sequential_kernel and sum_block_by_block in reduction.cu"};
+}
+inline Step grid_stride() {
+  return {"launch_reduce_grid_stride", "reduce_grid_stride_kernel", "reduce_grid_stride", launch_reduce_grid_stride,
+          "reduce_grid_stride_kernel and launch_reduce_grid_stride in reduction.cu"};
+}
+inline Step warp_shuffle() {
+  return {"launch_reduce_warp_shuffle", "reduce_warp_shuffle_kernel", "reduce_warp_shuffle",
+          launch_reduce_warp_shuffle,
+          "reduce_warp_shuffle_kernel, warp_sum and launch_reduce_warp_shuffle in reduction.cu"};
+}
+
+inline const std::string kLookAtInts = "reduce_ints_kernel, warp_sum and sum_ints in reduction.cu";
+// What a NaN sum means, added to every float check's hint.
+inline const std::string kNanHint =
+    " (a sum of nan means something NaN was added: the tests put NaN before and after d_in and into"
+    " d_partials, so look for reads outside d_in[0, n) and for partial sums read before they were written)";
+
+inline std::string show_number(double value) {
+  std::ostringstream text;
+  text.precision(3);
+  text << value;
+  return text.str();
+}
+
+// ---------------------------------------------------------------------------
+// The CPU reference and the tolerance.
+
+// 2^24: integers up to this size are exact in a float.
+inline constexpr double kFloatExactIntegers = 16777216.0;
+
+struct Expected {
+  double sum = 0.0;      // in double: exact for every input these tests make
+  double abs_sum = 0.0;  // sum of |x_i|, which the rounding error bound scales with
+  bool integers = true;  // every x_i is a whole number
+};
+
+inline Expected expected_sum(const std::vector<float>& x) {
+  Expected e;
+  for (const float v : x) {
+    e.sum += v;
+    e.abs_sum += std::fabs(v);
+    e.integers = e.integers && v == std::trunc(v);
+  }
+  return e;
+}
+
+// Whole numbers with sum(|x_i|) <= 2^24: every partial sum, in any order, is a
+// whole number of at most 2^24 that a float holds exactly, so no addition rounds.
+inline bool exact_in_float(const Expected& e) { return e.integers && e.abs_sum <= kFloatExactIntegers; }
+
+// |computed - exact| <= gamma_D * sum(|x_i|), gamma_D = D u / (1 - D u), u = 2^-24,
+// where D bounds how many additions any one element passes through (lab.toml
+// explains the choice of D; the handout's "Tolerance" section too).
+inline double allowed_error(std::int64_t n, const Expected& e) {
+  if (exact_in_float(e)) return 0.0;
+  const double count = static_cast<double>(n);
+  const double depth = std::min(count - 1.0, std::ceil(std::log2(count)) +
+                                                 std::ceil(count / kit::param_double("fp_serial_threads")) +
+                                                 kit::param_double("fp_extra_depth"));
+  const double du = depth * 0x1.0p-24;
+  return du / (1.0 - du) * e.abs_sum;
+}
+
+// ---------------------------------------------------------------------------
+// Inputs.
+
+// Nonzero whole numbers in [-m, -1] and [1, m], m = min(1000, 2^24 / n) but at
+// least 1: for n <= 2^24 their sum is exact in float in any order, and every
+// element changes it, so a skipped or doubled element shows.
+inline std::vector<float> signed_integers(std::size_t n, const std::string& stream = "x") {
+  const auto m = static_cast<int>(std::clamp<std::int64_t>(static_cast<std::int64_t>(kFloatExactIntegers) /
+                                                               static_cast<std::int64_t>(n), 1, 1000));
+  const std::vector<int> k = kit::Rng::for_case(stream).uniform_ints(n, 0, 2 * m - 1);
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(k[i] < m ? k[i] - m : k[i] - m + 1);
+  return x;
+}
+
+// Mostly zeros, with +1 or -1 at one place in 64 each: about n / 32 nonzero
+// values, few enough (for n up to 2^28 and more) that the sum is exact in float.
+inline std::vector<float> sparse_signs(std::size_t n) {
+  std::vector<float> x = kit::Rng::for_case("x").uniform_floats(n, 0.0f, 64.0f);
+  for (float& v : x) v = v < 1.0f ? 1.0f : (v < 2.0f ? -1.0f : 0.0f);
+  return x;
+}
+
+// Values that cancel: h values from [-1000, 1000], then a few from [-1, 1], then
+// the first h again, negated, in reverse order. The exact sum is that of the few
+// in the middle, far smaller than the rounding errors of the partial sums on the
+// way, which is why the tolerance scales with sum(|x_i|) and not with the sum.
+inline std::vector<float> cancelling(std::size_t n) {
+  std::vector<float> x = kit::Rng::for_case("small").uniform_floats(n, -1.0f, 1.0f);
+  const std::size_t h = (n - 1) / 2;
+  const std::vector<float> big = kit::Rng::for_case("big").uniform_floats(h, -1000.0f, 1000.0f);
+  for (std::size_t j = 0; j < h; ++j) {
+    x[j] = big[j];
+    x[n - 1 - j] = -big[j];
+  }
+  return x;
+}
+
+// ---------------------------------------------------------------------------
+// Device memory.
+
+// An input in device memory between two poisoned guard zones: a kernel that
+// reads before the start or past the end adds NaN (floats) or -1414812757
+// (ints, 0xABABABAB), and the sum shows it. data() stays 16-byte aligned.
+template <class T>
+class GuardedInput {
+ public:
+  explicit GuardedInput(std::size_t n)
+      : guard_(static_cast<std::size_t>(kit::param_int("guard_elements"))), n_(n), buffer_(n + 2 * guard_) {
+    buffer_.poison();
+  }
+  explicit GuardedInput(const std::vector<T>& host) : GuardedInput(host.size()) {
+    CUDA_CHECK(cudaMemcpy(data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  T* data() { return buffer_.data() + guard_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  std::size_t guard_;
+  std::size_t n_;
+  kit::DeviceBuffer<T> buffer_;
+};
+
+// Runs `step` on d_in[0, n) `repeats` times, each time on a freshly poisoned
+// *d_sum (with a guard zone after it) and d_partials, and checks each result.
+// Returns false at the first wrong one.
+inline bool check_step_on_device(const Step& step, const float* d_in, std::int64_t n, const Expected& expected,
+                                 const std::string& input, const std::string& look_at, int repeats = 1) {
+  const auto guard = static_cast<std::size_t>(kit::param_int("sum_guard_elements"));
+  kit::DeviceBuffer<float> d_sum(1 + guard), d_partials(static_cast<std::size_t>(partials_capacity(n)));
+  const double allowed = allowed_error(n, expected);
+  const std::string what =
+      input + (allowed == 0.0 ? "; whole numbers, so the sum must be exact"
+                              : "; allowed error " + show_number(allowed) + " (Tolerance, in the handout)");
+  for (int run = 1; run <= repeats; ++run) {
+    d_sum.poison();
+    d_partials.poison();
+    step.launch(d_in, n, d_sum.data(), d_partials.data());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> all = d_sum.download();
+    const std::string context =
+        repeats > 1 ? what + " (run " + std::to_string(run) + " of " + std::to_string(repeats) + ")" : what;
+    const bool right = kit::expect_within(
+        std::vector<float>(all.begin(), all.begin() + 1), std::vector<double>{expected.sum},
+        [&](std::size_t) { return allowed; }, {context, look_at + kNanHint});
+    const bool clean = kit::expect_guard_untouched(std::vector<float>(all.begin() + 1, all.end()), 1,
+                                                   {context, step.name + ": the sum goes to d_sum[0], nothing after it"});
+    if (!right || !clean) return false;
+  }
+  return true;
+}
+
+// Uploads x between guard zones and checks `step` on it.
+inline bool check_step(const Step& step, const std::vector<float>& x, const std::string& input,
+                       const std::string& look_at, int repeats = 1) {
+  GuardedInput<float> d_in(x);
+  return check_step_on_device(step, d_in.data(), static_cast<std::int64_t>(x.size()), expected_sum(x), input,
+                              look_at, repeats);
+}
+
+// ---------------------------------------------------------------------------
+// The public checks of a step, one per test case.
+
+inline void check_one_element(const Step& step) {
+  check_step(step, signed_integers(1), "n = 1", step.look_at);
+}
+
+inline void check_prime_length(const Step& step) {
+  const auto n = static_cast<std::size_t>(kit::param_int("prime_n"));
+  check_step(step, signed_integers(n),
+             "n = " + std::to_string(n) + ", a prime: not a multiple of the block size or of 4", step.look_at);
+}
+
+inline void check_cancelling(const Step& step) {
+  const auto n = static_cast<std::size_t>(kit::param_int("cancel_n"));
+  check_step(step, cancelling(n),
+             "n = " + std::to_string(n) + ", large values of both signs that cancel, so the sum is small",
+             step.look_at);
+}
+
+inline void check_large(const Step& step) {
+  const auto n = static_cast<std::size_t>(kit::param_int("large_n"));
+  check_step(step, sparse_signs(n), "n = " + std::to_string(n) + " (2^28 + 3), mostly zeros and some +1 and -1",
+             step.look_at);
+}
+
+// ---------------------------------------------------------------------------
+// Integers.
+
+inline bool check_ints(const std::vector<int>& x, const std::string& input, const std::string& look_at) {
+  GuardedInput<int> d_in(x);
+  long long expected = 0;
+  for (const int v : x) expected += v;
+  const long long got = sum_ints(d_in.data(), static_cast<std::int64_t>(x.size()));
+  return kit::expect_equal(std::vector<long long>{got}, std::vector<long long>{expected}, {input, look_at});
+}
+
+// Nonzero ints in [-1000, -1] and [1, 1000].
+inline std::vector<int> small_signed_ints(std::size_t n, const std::string& stream = "x") {
+  std::vector<int> x = kit::Rng::for_case(stream).uniform_ints(n, -1000, 999);
+  for (int& v : x) v += v >= 0 ? 1 : 0;
+  return x;
+}
+
+// ---------------------------------------------------------------------------
+// Timing.
+
+// Times `step` on 2^28 random floats against thrust::reduce and a device-to-device
+// copy of as many bytes, then checks the timed code's result.
+inline void time_step(const Step& step) {
+  const auto n = static_cast<std::int64_t>(kit::param_int("timing_n"));
+  const std::vector<float> x = kit::Rng::for_case("x").uniform_floats(static_cast<std::size_t>(n), 0.0f, 1.0f);
+  GuardedInput<float> d_in(x);
+  kit::DeviceBuffer<float> d_sum(1), d_partials(static_cast<std::size_t>(partials_capacity(n)));
+  const auto options = kit::TimingOptions::from_params();
+  const double bytes = static_cast<double>(n) * sizeof(float);  // every element is read once
+
+  // Each run ends with the sum on the host, as a call of thrust::reduce does, so
+  // the two are timed alike.
+  float h_sum = 0.0f;
+  kit::Measurement m{step.measurement,
+                     kit::time_device_work(
+                         [&] {
+                           step.launch(d_in.data(), n, d_sum.data(), d_partials.data());
+                           CUDA_CHECK(cudaMemcpy(&h_sum, d_sum.data(), sizeof(float), cudaMemcpyDeviceToHost));
+                         },
+                         options),
+                     bytes, kit::RateUnit::GBps};
+  m.ceilings.push_back(thrust_reduce_ceiling(d_in.data(), n, options));
+  m.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
+  kit::report(m);
+
+  check_step_on_device(step, d_in.data(), n, expected_sum(x),
+                       "the timing array, n = " + std::to_string(n) + " random values in [0, 1)", step.look_at);
+}
+
+}  // namespace reduction_checks
