@@ -43,8 +43,7 @@ void launch_kogge_stone_scan(const float* d_in, float* d_out, int n) {
   // TODO: one block of kKoggeStoneThreads threads for every section, the last one possibly
   //       partial (round up, without letting n + kKoggeStoneSection overflow an int), then
   //       check the launch with CUDA_CHECK_LAUNCH().
-  const int sections =
-      static_cast<int>((static_cast<long long>(n) + kKoggeStoneSection - 1) / kKoggeStoneSection);
+  const int sections = static_cast<int>((static_cast<long long>(n) + kKoggeStoneSection - 1) / kKoggeStoneSection);
   kogge_stone_scan_kernel<<<sections, kKoggeStoneThreads>>>(d_in, d_out, n);
   CUDA_CHECK_LAUNCH();
   // END SOLUTION
@@ -74,8 +73,7 @@ __global__ void work_efficient_scan_kernel(const float* in, float* out, int n) {
   __shared__ float tree[kWorkEfficientSection];
   const int t = threadIdx.x;
   const long long first = static_cast<long long>(blockIdx.x) * kWorkEfficientSection;
-  for (int k = t; k < kWorkEfficientSection; k += kWorkEfficientThreads)
-    tree[k] = first + k < n ? in[first + k] : 0.0f;
+  for (int k = t; k < kWorkEfficientSection; k += kWorkEfficientThreads) tree[k] = first + k < n ? in[first + k] : 0.0f;
 
   for (int stride = 1; stride < kWorkEfficientSection; stride *= 2) {
     __syncthreads();  // the level below (at first: every loaded element) is complete

@@ -13,8 +13,7 @@
 namespace scan_checks {
 
 inline const std::string kLookAtKoggeStone = "kogge_stone_scan_kernel and launch_kogge_stone_scan in scan.cu";
-inline const std::string kLookAtWorkEfficient =
-    "work_efficient_scan_kernel and launch_work_efficient_scan in scan.cu";
+inline const std::string kLookAtWorkEfficient = "work_efficient_scan_kernel and launch_work_efficient_scan in scan.cu";
 inline const std::string kLookAtScan =
     "launch_scan, tile_sum_kernel, tile_scan_kernel and warp_inclusive_scan in scan.cu";
 
@@ -90,7 +89,8 @@ inline double path_gamma() {
 inline bool expect_float_scan(const std::vector<float>& got, const FloatReference& ref,
                               const kit::CaseContext& context) {
   const double gamma = path_gamma();
-  return kit::expect_within(got, ref.sum, [&](std::size_t i) { return gamma * ref.magnitude[i]; }, context);
+  return kit::expect_within(
+      got, ref.sum, [&](std::size_t i) { return gamma * ref.magnitude[i]; }, context);
 }
 
 // Runs `launch` on device copies of `in` with a poisoned output and returns the output.
@@ -117,23 +117,22 @@ void launch_whole_scan(Kind kind, const T* d_in, T* d_out, int n) {
 // Part 1: the sectioned inclusive Kogge-Stone scan of n random floats.
 inline bool check_kogge_stone(int n, const std::string& input, const std::string& stream = "in") {
   const std::vector<float> x = float_inputs(n, stream);
-  const std::vector<float> got = run_on_device(x, [](const float* d_in, float* d_out, int count) {
-    launch_kogge_stone_scan(d_in, d_out, count);
-  });
-  return expect_float_scan(got, float_reference(x, Kind::Inclusive, kKoggeStoneSection),
-                    {input + " (inclusive scan of each section of " + std::to_string(kKoggeStoneSection) + ")",
-                     kLookAtKoggeStone});
+  const std::vector<float> got =
+      run_on_device(x, [](const float* d_in, float* d_out, int count) { launch_kogge_stone_scan(d_in, d_out, count); });
+  return expect_float_scan(
+      got, float_reference(x, Kind::Inclusive, kKoggeStoneSection),
+      {input + " (inclusive scan of each section of " + std::to_string(kKoggeStoneSection) + ")", kLookAtKoggeStone});
 }
 
 // Part 2: the sectioned exclusive work-efficient scan of n random floats.
 inline bool check_work_efficient(int n, const std::string& input, const std::string& stream = "in") {
   const std::vector<float> x = float_inputs(n, stream);
-  const std::vector<float> got = run_on_device(x, [](const float* d_in, float* d_out, int count) {
-    launch_work_efficient_scan(d_in, d_out, count);
-  });
-  return expect_float_scan(got, float_reference(x, Kind::Exclusive, kWorkEfficientSection),
-                    {input + " (exclusive scan of each section of " + std::to_string(kWorkEfficientSection) + ")",
-                     kLookAtWorkEfficient});
+  const std::vector<float> got = run_on_device(
+      x, [](const float* d_in, float* d_out, int count) { launch_work_efficient_scan(d_in, d_out, count); });
+  return expect_float_scan(
+      got, float_reference(x, Kind::Exclusive, kWorkEfficientSection),
+      {input + " (exclusive scan of each section of " + std::to_string(kWorkEfficientSection) + ")",
+       kLookAtWorkEfficient});
 }
 
 // Part 3 on integers: exact.
@@ -141,7 +140,8 @@ inline bool check_int_scan(int n, Kind kind, const std::string& input) {
   const std::vector<int> x = int_inputs(n, "int " + kind_name(kind) + " " + std::to_string(n));
   const std::vector<int> got =
       run_on_device(x, [kind](const int* d_in, int* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count); });
-  return kit::expect_equal(got, int_reference(x, kind), {input + ", " + kind_name(kind) + " scan of ints", kLookAtScan});
+  return kit::expect_equal(got, int_reference(x, kind),
+                           {input + ", " + kind_name(kind) + " scan of ints", kLookAtScan});
 }
 
 // Part 3 on floats: within the path tolerance.
@@ -149,7 +149,8 @@ inline bool check_float_scan(int n, Kind kind, const std::string& input) {
   const std::vector<float> x = float_inputs(n, "float " + kind_name(kind) + " " + std::to_string(n));
   const std::vector<float> got = run_on_device(
       x, [kind](const float* d_in, float* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count); });
-  return expect_float_scan(got, float_reference(x, kind), {input + ", " + kind_name(kind) + " scan of floats", kLookAtScan});
+  return expect_float_scan(got, float_reference(x, kind),
+                           {input + ", " + kind_name(kind) + " scan of floats", kLookAtScan});
 }
 
 }  // namespace scan_checks

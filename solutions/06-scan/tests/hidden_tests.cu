@@ -31,7 +31,8 @@ TEST_CASE("kogge_stone_scan (hidden): thousands of sections at once with fresh i
   for (int run = 1; run <= runs; ++run)
     if (!check_kogge_stone(n,
                            n_is(n) + ", thousands of sections at once, run " + std::to_string(run) + " of " +
-                               std::to_string(runs) + " (a wrong result that comes and goes is a race: "
+                               std::to_string(runs) +
+                               " (a wrong result that comes and goes is a race: "
                                "a barrier missing, or a step reading the buffer it writes)",
                            "run " + std::to_string(run)))
       break;
@@ -49,7 +50,8 @@ TEST_CASE("work_efficient_scan (hidden): thousands of sections at once with fres
   for (int run = 1; run <= runs; ++run)
     if (!check_work_efficient(n,
                               n_is(n) + ", thousands of sections at once, run " + std::to_string(run) + " of " +
-                                  std::to_string(runs) + " (a wrong result that comes and goes is a race: "
+                                  std::to_string(runs) +
+                                  " (a wrong result that comes and goes is a race: "
                                   "a barrier missing between two levels of the tree)",
                               "run " + std::to_string(run)))
       break;
@@ -184,9 +186,8 @@ bool audit_huge_scan(Kind kind, long long n, const kit::DeviceBuffer<int>& d_in,
   CUDA_CHECK(cudaDeviceSynchronize());
 
   kit::DeviceBuffer<Audit> d_audit(std::vector<Audit>{{0, static_cast<unsigned long long>(n), 0, 0}});
-  audit_scan_kernel<<<kAuditBlocks, kAuditThreads>>>(d_in.data(), d_out.data(), n, seed,
-                                                     kind == Kind::Inclusive, kit::poison_value<int>(),
-                                                     d_audit.data());
+  audit_scan_kernel<<<kAuditBlocks, kAuditThreads>>>(d_in.data(), d_out.data(), n, seed, kind == Kind::Inclusive,
+                                                     kit::poison_value<int>(), d_audit.data());
   CUDA_CHECK_LAUNCH();
   const Audit audit = d_audit.download()[0];
   if (audit.broken == 0 && audit.input_changed == 0) return true;
@@ -199,9 +200,9 @@ bool audit_huge_scan(Kind kind, long long n, const kit::DeviceBuffer<int>& d_in,
     if (i > 0) CUDA_CHECK(cudaMemcpy(&before, d_out.data() + i - 1, sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(&got, d_out.data() + i, sizeof(int), cudaMemcpyDeviceToHost));
     const unsigned base = static_cast<unsigned>(before);  // unsigned: a wrong `before` may be anything
-    const int expected = static_cast<int>(
-        kind == Kind::Inclusive ? base + static_cast<unsigned>(hashed_input(seed, i))
-                                : (i > 0 ? base + static_cast<unsigned>(hashed_input(seed, i - 1)) : 0u));
+    const int expected = static_cast<int>(kind == Kind::Inclusive
+                                              ? base + static_cast<unsigned>(hashed_input(seed, i))
+                                              : (i > 0 ? base + static_cast<unsigned>(hashed_input(seed, i - 1)) : 0u));
     message << audit.broken << " of " << n << " elements are not the previous output plus the input";
     if (audit.unwritten > 0) message << "; " << audit.unwritten << " were never written (they still hold the poison)";
     message << ".\nFirst wrong element (where: expected, got):\n  [" << i << "]: " << expected << ", "
