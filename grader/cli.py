@@ -84,7 +84,7 @@ def cmd_configure(args: argparse.Namespace) -> int:
 def cmd_check_cases(args: argparse.Namespace) -> int:
     config = load_lab(args.lab)
     with tempfile.TemporaryDirectory(prefix="kit-cases-") as folder:
-        problems = case_problems(config, Path(args.binary), Path(folder), with_hidden=args.with_hidden)
+        problems = case_problems(config, Path(args.binary).resolve(), Path(folder), with_hidden=args.with_hidden)
     for problem in problems:
         print(problem)
     if not problems:
@@ -98,7 +98,7 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
         config = load_lab(lab)
         workroot = fresh_workroot()
         try:
-            problems, text = check_lab(config, Path(args.build_dir), workroot)
+            problems, text = check_lab(config, Path(args.build_dir).resolve(), workroot)
         finally:
             remove_workroot(workroot, args.keep)
         print(text)
@@ -110,7 +110,7 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    data = record.gather(Path(args.build_dir), args.commit)
+    data = record.gather(Path(args.build_dir).resolve(), args.commit)
     if not data["labs"]:
         print(f"no {record.RESULTS_NAME} under {args.build_dir}: run the self-check on a GPU first", file=sys.stderr)
         return 1
