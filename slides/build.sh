@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build every lecture deck (slides/NN-*.md) with Marp into OUTDIR: one HTML file per deck,
-# plus a PDF per deck when Chromium is installed (or SLIDES_PDF=0 to skip it), and the
-# img/ and charts/ folders the decks link to, so OUTDIR can be copied or served as it is.
+# plus a PDF per deck when Chromium is installed (SLIDES_PDF=0 skips it, SLIDES_PDF=1 insists),
+# and the img/ and charts/ folders the decks link to, so OUTDIR can be copied or served as it is.
 # Usage: slides/build.sh OUTDIR [deck.md ...]     (default: every deck)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,37 +21,37 @@ chrome=${CHROME_PATH:-$(command -v chromium || command -v chromium-browser || co
 pdf=${SLIDES_PDF:-$([ -n "$chrome" ] && echo 1 || echo 0)}
 
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -rf "$out/img" "$out/charts"
 cp -R "$here/img" "$here/charts" "$out/"
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
-common=(--no-stdin --no-config-file --theme-set "$here/theme/kit.css")
+rm -f "$out/img/draw.py" "$out/charts/make_charts.py" "$out/charts/sources.json"
 
-# Run one Marp per deck (Marp writes one output file per process), all at once; print a
-# deck's log only when it fails.
-convert() {  # convert <extension> [marp options]: every deck to OUTDIR/<deck>.<extension>
-  local ext=$1; shift
-  local pids=() status=0 i name
-  for deck in "${decks[@]}"; do
-    name=$(basename "$deck" .md)
-    "$marp" "${common[@]}" "$@" -o "$out/$name.$ext" "$deck" >"$logs/$name.$ext.log" 2>&1 &
-    pids+=($!)
-  done
-  for i in "${!pids[@]}"; do
-    name=$(basename "${decks[$i]}" .md)
-    if ! wait "${pids[$i]}" || grep -q "ERROR" "$logs/$name.$ext.log"; then
-      echo "slides: ${decks[$i]} failed to build ($ext):" >&2
-      cat "$logs/$name.$ext.log" >&2
-      status=1
-    fi
-  done
-  return $status
+# One Marp process converts a whole folder (starting one per deck costs a second each), so the
+# decks are linked into a folder of their own, next to links to the images they use.
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+for deck in "${decks[@]}"; do
+  ln -s "$(cd "$(dirname "$deck")" && pwd)/$(basename "$deck")" "$stage/"
+done
+ln -s "$here/img" "$stage/img"
+ln -s "$here/charts" "$stage/charts"
+
+run_marp() {  # run_marp <log> [marp options]: every staged deck into OUTDIR; the log only on failure
+  local log=$1; shift
+  if ! "$marp" --no-stdin --no-config-file --theme-set "$here/theme/kit.css" \
+       --input-dir "$stage" --output "$out" "$@" >"$log" 2>&1 || grep -q "ERROR" "$log"; then
+    cat "$log" >&2
+    return 1
+  fi
 }
 
-convert html
+run_marp "$stage/html.log" || { echo "slides: a deck failed to build (HTML)" >&2; exit 1; }
 if [ "$pdf" = 1 ]; then
-  # Each PDF is printed by a headless Chromium; local images need --allow-local-files.
-  CHROME_PATH=$chrome convert pdf --pdf --allow-local-files
+  [ -n "$chrome" ] || { echo "slides: SLIDES_PDF=1 but no Chromium found (set CHROME_PATH)" >&2; exit 1; }
+  # Local images in a PDF need --allow-local-files (Chromium reads them from disk).
+  CHROME_PATH=$chrome run_marp "$stage/pdf.log" --pdf --allow-local-files \
+    || { echo "slides: a deck failed to export to PDF" >&2; exit 1; }
   echo "slides: ${#decks[@]} decks in $out/ (HTML and PDF)"
 else
-  echo "slides: ${#decks[@]} decks in $out/ (HTML; PDF needs Chromium: apt-get install chromium)"
+  echo "slides: ${#decks[@]} decks in $out/ (HTML; for PDF too, install Chromium: apt-get install chromium)"
 fi

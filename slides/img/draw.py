@@ -894,9 +894,42 @@ def nbody_tiles() -> Svg:
     s.text(tx, 280, "4. barrier, next tile", 20, anchor="start")
     s.text(tx, 340, "global reads per body j: once per block, not once per thread", 20, anchor="start",
            fill=BLOCK_EDGE[2])
-    s.text(tx, 375, "about 20 flops per pair: compute-bound once tiled", 20, anchor="start")
-    s.text(tx, 440, "Nyland, Harris and Prins, 'Fast N-Body Simulation", 17, anchor="start", fill=MUTED)
-    s.text(tx, 464, "with CUDA', GPU Gems 3, ch. 31 (2007)", 17, anchor="start", fill=MUTED)
+    s.text(tx, 375, "about 20 flops per pair, 16 bytes per body:", 20, anchor="start")
+    s.text(tx, 405, "compute-bound", 20, anchor="start")
+    s.text(tx, 455, "Nyland, Harris and Prins, 'Fast N-Body Simulation", 17, anchor="start", fill=MUTED)
+    s.text(tx, 479, "with CUDA', GPU Gems 3, ch. 31 (2007)", 17, anchor="start", fill=MUTED)
+    return s
+
+
+def nbody_leapfrog() -> Svg:
+    s = Svg(1200, 430)
+    s.text(600, 28, "one kick-drift-kick leapfrog step of length dt", 24, bold=True)
+    steps = [("half kick", "v += (dt/2) a", "a at the current x"),
+             ("drift", "x += dt v", "with the kicked v"),
+             ("forces", "a = a(x)", "at the new x"),
+             ("half kick", "v += (dt/2) a", "with the NEW a")]
+    w, gap, y = 250, 40, 80
+    for k, (title, formula, note) in enumerate(steps):
+        x = 20 + k * (w + gap)
+        s.rect(x, y, w, 130, BLOCK[k], BLOCK_EDGE[k], 2, rx=10)
+        s.text(x + w / 2, y + 30, title, 24, bold=True)
+        s.text(x + w / 2, y + 70, formula, 21, mono=True)
+        s.text(x + w / 2, y + 105, note, 18, fill=MUTED)
+        if k:
+            s.arrow(x - gap + 4, y + 65, x - 4, y + 65)
+    kernels = [(0, 2, "leapfrog_kick_drift_kernel"), (2, 3, "launch_nbody_tiled"), (3, 4, "leapfrog_kick_kernel")]
+    for first, last, name in kernels:
+        x1 = 20 + first * (w + gap)
+        x2 = 20 + last * (w + gap) - gap
+        s.line(x1 + 5, 235, x2 - 5, 235, INK, 2)
+        s.line(x1 + 5, 228, x1 + 5, 242, INK, 2)
+        s.line(x2 - 5, 228, x2 - 5, 242, INK, 2)
+        s.text((x1 + x2) / 2, 262, name, 19, mono=True)
+    s.text(600, 320, "one force evaluation per step, as for Euler; the new a is kept for the next step", 20)
+    s.text(600, 355, "second order, time-reversible, symplectic: the energy error stays bounded", 20,
+           fill=BLOCK_EDGE[2])
+    s.text(600, 400, "Source: Hairer, Lubich and Wanner, Geometric Numerical Integration, 2nd ed., Springer 2006",
+           16, fill=MUTED)
     return s
 
 
@@ -927,6 +960,7 @@ DIAGRAMS = {
     "08-timeline": streams_timeline,
     "08-pinned": streams_pinned,
     "09-tiles": nbody_tiles,
+    "09-leapfrog": nbody_leapfrog,
 }
 
 
