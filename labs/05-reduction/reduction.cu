@@ -53,7 +53,8 @@ __global__ void reduce_interleaved_kernel(const float* in, std::int64_t n, float
   //       end of the array, so the tree can add without checking), then run the tree:
   //       at stride s = 1, 2, 4, ... the threads whose index is a multiple of 2s add
   //       the element s places to their right. Each level reads what the previous
-  //       level wrote, in other warps too. Thread 0 writes the block's sum.
+  //       level wrote, in other warps too. Thread 0 writes the block's sum. n may
+  //       pass 2^31, so the element's index needs 64 bits.
 }
 
 // Step 2, sequential addressing: the same job as reduce_interleaved_kernel, but
@@ -86,6 +87,7 @@ void sum_block_by_block(BlockSumKernel kernel, const float* d_in, std::int64_t n
   //       every launch with CUDA_CHECK_LAUNCH().
 }
 
+// Steps 1 and 2 as the tests call them (given): your sum_block_by_block with your kernel.
 void launch_reduce_interleaved(const float* d_in, std::int64_t n, float* d_sum, float* d_partials) {
   sum_block_by_block(reduce_interleaved_kernel, d_in, n, d_sum, d_partials);
 }
@@ -106,8 +108,9 @@ void launch_reduce_sequential(const float* d_in, std::int64_t n, float* d_sum, f
 __global__ void reduce_grid_stride_kernel(const float* in, std::int64_t n, float* block_sums) {
   // TODO: add this thread's elements into a register while loading them (a grid-stride
   //       loop: consecutive threads read consecutive elements, so every warp's loads
-  //       are coalesced), then combine the block's sums in shared memory as in step 2;
-  //       thread 0 writes the block's sum.
+  //       are coalesced; the index and the stride need 64 bits, as n may pass 2^31),
+  //       then combine the block's sums in shared memory as in step 2; thread 0 writes
+  //       the block's sum.
 }
 
 // Step 3: the first pass sums d_in block by block into d_partials, a second pass
@@ -164,7 +167,7 @@ void launch_reduce_warp_shuffle(const float* d_in, std::int64_t n, float* d_sum,
 // Must not: read in[n] or beyond.
 __global__ void reduce_ints_kernel(const int* in, std::int64_t n, unsigned long long* sum) {
   // TODO: a grid-stride loop of plain int loads is enough here. Keep every sum in 64
-  //       bits: 2^31 is only a few thousand large ints away. CUDA's 64-bit atomicAdd
+  //       bits: two ints near 2^30 already add up past 2^31. CUDA's 64-bit atomicAdd
   //       takes unsigned long long; adding a negative sum's two's-complement bits
   //       gives the right signed result, because the addition wraps modulo 2^64.
 }

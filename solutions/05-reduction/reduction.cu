@@ -51,7 +51,8 @@ __global__ void reduce_interleaved_kernel(const float* in, std::int64_t n, float
   //       end of the array, so the tree can add without checking), then run the tree:
   //       at stride s = 1, 2, 4, ... the threads whose index is a multiple of 2s add
   //       the element s places to their right. Each level reads what the previous
-  //       level wrote, in other warps too. Thread 0 writes the block's sum.
+  //       level wrote, in other warps too. Thread 0 writes the block's sum. n may
+  //       pass 2^31, so the element's index needs 64 bits.
   __shared__ float partial[kBlockSize];
   const unsigned tid = threadIdx.x;
   // 64 bits, so that arrays longer than 2^31 elements work.
@@ -128,6 +129,7 @@ void sum_block_by_block(BlockSumKernel kernel, const float* d_in, std::int64_t n
   // END SOLUTION
 }
 
+// Steps 1 and 2 as the tests call them (given): your sum_block_by_block with your kernel.
 void launch_reduce_interleaved(const float* d_in, std::int64_t n, float* d_sum, float* d_partials) {
   sum_block_by_block(reduce_interleaved_kernel, d_in, n, d_sum, d_partials);
 }
@@ -149,8 +151,9 @@ __global__ void reduce_grid_stride_kernel(const float* in, std::int64_t n, float
   // BEGIN SOLUTION
   // TODO: add this thread's elements into a register while loading them (a grid-stride
   //       loop: consecutive threads read consecutive elements, so every warp's loads
-  //       are coalesced), then combine the block's sums in shared memory as in step 2;
-  //       thread 0 writes the block's sum.
+  //       are coalesced; the index and the stride need 64 bits, as n may pass 2^31),
+  //       then combine the block's sums in shared memory as in step 2; thread 0 writes
+  //       the block's sum.
   __shared__ float partial[kBlockSize];
   const unsigned tid = threadIdx.x;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -284,7 +287,7 @@ void launch_reduce_warp_shuffle(const float* d_in, std::int64_t n, float* d_sum,
 __global__ void reduce_ints_kernel(const int* in, std::int64_t n, unsigned long long* sum) {
   // BEGIN SOLUTION
   // TODO: a grid-stride loop of plain int loads is enough here. Keep every sum in 64
-  //       bits: 2^31 is only a few thousand large ints away. CUDA's 64-bit atomicAdd
+  //       bits: two ints near 2^30 already add up past 2^31. CUDA's 64-bit atomicAdd
   //       takes unsigned long long; adding a negative sum's two's-complement bits
   //       gives the right signed result, because the addition wraps modulo 2^64.
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
