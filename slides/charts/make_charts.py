@@ -91,8 +91,8 @@ def lab_title(lab: str, repo: Path = REPO) -> str:
     number = lab.split("-", 1)[0]
     if path.is_file():
         title = tomllib.loads(path.read_text()).get("lab", {}).get("title")
-        if title:
-            return f"Lab {number}: {title}"
+        if title:   # the part before any colon: "Streams: a dataset larger than ..." -> "Streams"
+            return f"Lab {number}: {title.split(':', 1)[0].strip()}"
     return f"Lab {number}: {lab.split('-', 1)[1].replace('-', ' ')}"
 
 
@@ -192,7 +192,54 @@ def _draw_bars(ax, measurements: list[dict], unit: str) -> None:
     ax.spines[["top", "right"]].set_visible(False)
 
 
+STREAM_STAGES = ("stage_copy_in", "stage_compute", "stage_copy_out")
+STREAM_RUNS = (("sequential_pageable", "one chunk at a time, pageable memory"),
+               ("sequential_pinned", "one chunk at a time, pinned memory"),
+               ("pipelined", "chunks spread over streams"))
+
+
+def _draw_streams(plt, path: Path, lab: str, source: dict, entry: dict) -> bool:
+    """Lab 08: the stages' times alone, end to end, against the measured whole runs.
+
+    Returns False when the record lacks the stage times, so the generic chart is drawn instead."""
+    times = {m["name"]: m["median_s"] * 1e3 for m in entry["measurements"] if m.get("median_s")}
+    if not all(name in times for name in STREAM_STAGES):
+        return False
+    fig = _figure(plt, f"{lab_title(lab)}: where the time goes", source)
+    ax = fig.subplots()
+    colors = {"stage_copy_in": "#b45f06", "stage_compute": "#38761d", "stage_copy_out": "#0b5394"}
+    rows = [("the three stages, each alone,\nend to end", None)] + [
+        (f"{name}\n({what})", name) for name, what in STREAM_RUNS if name in times]
+    y = list(range(len(rows)))[::-1]
+    left = 0.0
+    for stage in STREAM_STAGES:
+        ax.barh(y[0], times[stage], left=left, color=colors[stage], height=0.6,
+                label=f"{stage}: {times[stage]:,.1f} ms")
+        left += times[stage]
+    ax.text(left * 1.01, y[0], f"{left:,.1f} ms", va="center", fontsize=12)
+    for yy, (_, name) in zip(y[1:], rows[1:]):
+        ax.barh(yy, times[name], color="#0b5394" if name == "pipelined" else "#9aa5b1", height=0.6)
+        ax.text(times[name] * 1.01, yy, f"{times[name]:,.1f} ms", va="center", fontsize=12)
+    slowest = max(STREAM_STAGES, key=lambda stage: times[stage])
+    ax.axvline(times[slowest], color="#cc0000", linestyle="--", linewidth=2,
+               label=f"slowest stage alone ({slowest}): {times[slowest]:,.1f} ms")
+    ax.set_yticks(y, [label for label, _ in rows], fontsize=12)
+    ax.set_xlabel("ms for the whole dataset (median)", fontsize=14)
+    ax.set_xlim(0, max([left] + [times[n] for _, n in rows[1:]]) * 1.15)
+    ax.legend(fontsize=11, frameon=False, loc="lower right")
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.93))
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+    return True
+
+
+SPECIAL = {"08-streams": _draw_streams}   # labs whose chart is more than bars of rates
+
+
 def _draw_data(plt, path: Path, lab: str, source: dict, entry: dict) -> None:
+    if lab in SPECIAL and SPECIAL[lab](plt, path, lab, source, entry):
+        return
     measurements = _ordered(lab, [m for m in entry["measurements"] if m.get("rate") is not None])
     units = list(dict.fromkeys(m["unit"] for m in measurements))
     fig = _figure(plt, f"{lab_title(lab)}: measured rates", source)
