@@ -28,7 +28,8 @@ __global__ void apply_window_kernel(cufftComplex* d_signals, std::size_t samples
   //       is rounded up to whole blocks.
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= samples) return;
-  const unsigned j = static_cast<unsigned>(i % static_cast<std::size_t>(n));
+  // samples < 2^31, so 32-bit arithmetic is exact here (and much cheaper than a 64-bit modulo).
+  const unsigned j = static_cast<unsigned>(i) % static_cast<unsigned>(n);
   // sinpif(x) = sin(pi x) without rounding pi x first: accurate to an ulp or two.
   const float s = sinpif(static_cast<float>(j) / static_cast<float>(n));
   const float w = s * s;
@@ -178,8 +179,9 @@ Pipeline* create_pipeline(const PipelineSetup& setup) {
     CUFFT_CHECK(cufftDestroy(trial));
     const std::size_t needed = chunk * signal_bytes + work_bytes;
     if (needed <= lane_budget) break;
-    // Scale the chunk down by how far over the share it is, by at least one signal.
-    chunk = std::min(chunk - 1, chunk * lane_budget / needed);
+    // Scale the chunk down by how far over the share it is (a work area grows
+    // with the batch), and by at least one signal.
+    chunk = std::min(chunk - 1, static_cast<std::size_t>(static_cast<double>(chunk) * lane_budget / needed));
   }
   pipeline->chunk_signals = chunk;
 

@@ -105,7 +105,8 @@ TEST_CASE("run_pipeline timing: a large dataset against its stages and the seque
   const kit::TimingOptions options = kit::TimingOptions::from_params();
 
   // Pageable copies of the input and output, for the pageable baseline and the final check.
-  const std::vector<float> pageable_in = make_signals(signals, n);
+  const std::vector<float> pageable_in =
+      make_tiled_signals(signals, n, static_cast<std::size_t>(kit::param_int("timing_period_signals")));
   std::vector<float> pageable_out(2 * samples);
   const auto* in_samples = reinterpret_cast<const cufftComplex*>(pageable_in.data());
   auto* out_samples = reinterpret_cast<cufftComplex*>(pageable_out.data());

@@ -41,6 +41,19 @@ inline std::vector<float> make_signals(std::size_t signals, int n, const std::st
   return kit::Rng::for_case(stream).uniform_floats(2 * signals * static_cast<std::size_t>(n), -1.0f, 1.0f);
 }
 
+// The same for a dataset too large to draw sample by sample in good time (the
+// timing test's gigabyte): `period` random signals repeated. A prime period
+// keeps any two chunks of a power-of-two size from holding the same data, so a
+// chunk read from or written to the wrong place still shows.
+inline std::vector<float> make_tiled_signals(std::size_t signals, int n, std::size_t period) {
+  const std::size_t floats_per_signal = 2 * static_cast<std::size_t>(n);
+  const std::vector<float> base = make_signals(std::min(signals, period), n);
+  std::vector<float> all(signals * floats_per_signal);
+  for (std::size_t first = 0; first < all.size(); first += base.size())
+    std::copy_n(base.begin(), std::min(base.size(), all.size() - first), all.begin() + first);
+  return all;
+}
+
 // ---------------------------------------------------------------------------
 // The CPU reference
 
@@ -234,6 +247,10 @@ inline void check_window(std::size_t signals, int n, const std::string& input) {
   std::vector<double> expected(floats);
   for (std::size_t i = 0; i < floats; ++i) expected[i] = hann((i / 2) % n, n) * host[i];
   const double per_unit = kit::param_double("window_error") + kFloatEpsilon;
+  if (std::equal(got.begin(), got.end(), host.begin()))
+    FAIL_CHECK("For input: " << input << ", every sample is exactly as it was: the window was never applied. Is "
+                                         "apply_window_kernel launched, and does it write its result back?\nLook at: "
+                             << kLookAtWindow);
   kit::expect_within(got, expected, [&](std::size_t i) { return per_unit * std::fabs(host[i]); },
                      {input, kLookAtWindow + " (in the listing, index 2i and 2i+1 are the real and imaginary parts "
                                              "of sample i)"});
@@ -245,47 +262,72 @@ inline void check_window(std::size_t signals, int n, const std::string& input) {
 //
 // Input and output live in memory from allocate_host_samples, each with a guard
 // zone after it as large as the whole budget (no chunk can be larger), poisoned.
-// Checks, in this order: that the last signal was already written when
-// run_pipeline returned; every output sample against the CPU reference; that
-// nothing was written past the output.
+// check() runs the pipeline and checks, in this order: that the last signal
+// was already written when run_pipeline returned; every output sample against
+// the CPU reference; that nothing was written past the output.
+
+inline std::string signals_text(std::size_t signals) {
+  return std::to_string(signals) + (signals == 1 ? " signal" : " signals");
+}
+
+class Dataset {
+ public:
+  Dataset(const PipelineSetup& setup, std::size_t signals, const std::string& stream = "signals")
+      : setup_(setup),
+        signals_(signals),
+        samples_(signals * static_cast<std::size_t>(setup.signal_length)),
+        guard_(std::max<std::size_t>(setup.budget_bytes / sizeof(cufftComplex), setup.signal_length)),
+        in_(make_signals(signals, setup.signal_length, stream)),
+        h_in_(samples_ + guard_),
+        h_out_(samples_ + guard_) {
+    std::memcpy(h_in_.floats(), in_.data(), in_.size() * sizeof(float));
+    std::memset(h_in_.floats() + 2 * samples_, kit::poison_byte<float>(), guard_ * sizeof(cufftComplex));
+  }
+
+  void check(Pipeline* pipeline, const std::string& input) {
+    const int n = setup_.signal_length;
+    const std::size_t floats_per_signal = 2 * static_cast<std::size_t>(n);
+    const std::size_t floats = 2 * samples_;
+    float* out = h_out_.floats();
+    std::memset(out, kit::poison_byte<float>(), h_out_.size() * sizeof(cufftComplex));
+
+    run_pipeline(pipeline, h_in_.data(), h_out_.data(), signals_);
+    // The caller may read the moment run_pipeline returns. The last signal is
+    // the last to arrive: look at it before anything else.
+    const std::vector<float> last_at_return(out + floats - floats_per_signal, out + floats);
+    CUDA_CHECK(cudaDeviceSynchronize());  // so that what follows tells a late result from a wrong one
+
+    const std::vector<float> got(out, out + floats), past_end(out + floats, out + 2 * h_out_.size());
+    const Expected expected = expected_spectra(in_, 0, signals_, n);
+    const bool right = kit::expect_within(
+        got, expected.values, [&](std::size_t i) { return expected.allowed[i / floats_per_signal]; },
+        {input, kLookAtPipeline, floats_per_signal});
+    kit::expect_guard_untouched(past_end, floats, {input, kLookAtGuard});
+
+    const bool late =
+        std::any_of(last_at_return.begin(), last_at_return.end(), [](float v) { return kit::is_poison(v); });
+    if (late && right)
+      FAIL_CHECK("The output for input: " << input << " (seed " << kit::run_seed()
+                                          << ") was right in the end, but its last signal still held the poison "
+                                             "when run_pipeline returned: the results arrived after the call "
+                                             "had returned.\nLook at: "
+                                          << kLookAtWait);
+    else if (late)
+      FAIL_CHECK("Also, for input: " << input << ", the last signal still held the poison when run_pipeline "
+                                     "returned.\nLook at: " << kLookAtWait);
+  }
+
+ private:
+  PipelineSetup setup_;
+  std::size_t signals_, samples_, guard_;
+  std::vector<float> in_;
+  HostSamples h_in_, h_out_;
+};
 
 inline void check_dataset(Pipeline* pipeline, const PipelineSetup& setup, std::size_t signals, const std::string& input,
                           const std::string& stream = "signals") {
-  const int n = setup.signal_length;
-  const std::size_t floats_per_signal = 2 * static_cast<std::size_t>(n);
-  const std::size_t samples = signals * static_cast<std::size_t>(n);
-  const std::size_t guard = std::max<std::size_t>(setup.budget_bytes / sizeof(cufftComplex), n);
-  const std::vector<float> in = make_signals(signals, n, stream);
-
-  HostSamples h_in(samples + guard), h_out(samples + guard);
-  std::memcpy(h_in.floats(), in.data(), in.size() * sizeof(float));
-  std::memset(h_in.floats() + 2 * samples, kit::poison_byte<float>(), guard * sizeof(cufftComplex));
-  std::memset(h_out.floats(), kit::poison_byte<float>(), h_out.size() * sizeof(cufftComplex));
-
-  run_pipeline(pipeline, h_in.data(), h_out.data(), signals);
-  // The caller may read the moment run_pipeline returns. The last signal is the
-  // last to arrive: look at it before anything else.
-  const std::vector<float> last_at_return(h_out.floats() + 2 * samples - floats_per_signal, h_out.floats() + 2 * samples);
-  CUDA_CHECK(cudaDeviceSynchronize());  // so that what follows tells a late result from a wrong one
-
-  const std::vector<float> got(h_out.floats(), h_out.floats() + 2 * samples);
-  const std::vector<float> past_end(h_out.floats() + 2 * samples, h_out.floats() + 2 * (samples + guard));
-  const Expected expected = expected_spectra(in, 0, signals, n);
-  const bool right = kit::expect_within(
-      got, expected.values, [&](std::size_t i) { return expected.allowed[i / floats_per_signal]; },
-      {input, kLookAtPipeline, floats_per_signal});
-  kit::expect_guard_untouched(past_end, 2 * samples, {input, kLookAtGuard});
-
-  const bool late = std::any_of(last_at_return.begin(), last_at_return.end(), [](float v) { return kit::is_poison(v); });
-  if (late && right)
-    FAIL_CHECK("The output for input: " << input << " (seed " << kit::run_seed()
-                                        << ") was right in the end, but its last signal still held the poison "
-                                           "when run_pipeline returned: the results arrived after the call "
-                                           "had returned.\nLook at: "
-                                        << kLookAtWait);
-  else if (late)
-    FAIL_CHECK("Also, for input: " << input << ", the last signal still held the poison when run_pipeline "
-                                   "returned.\nLook at: " << kLookAtWait);
+  Dataset dataset(setup, signals, stream);
+  dataset.check(pipeline, input);
 }
 
 // A fresh pipeline for one dataset.
@@ -315,10 +357,11 @@ inline void check_budget(const PipelineSetup& setup, std::size_t signals, const 
     PipelineHandle warm = make_pipeline(setup);
     check_dataset(warm.get(), setup, 3, "a warm-up run of 3 signals; " + describe(setup), "warm-up");
   }
+  Dataset dataset(setup, signals);  // host memory first: mapping it for the GPU is not the pipeline's
   const std::size_t before = device_bytes_free();
   PipelineHandle pipeline = make_pipeline(setup);
   const std::size_t after_create = device_bytes_free();
-  check_dataset(pipeline.get(), setup, signals, input + "; " + describe(setup));
+  dataset.check(pipeline.get(), input + "; " + describe(setup));
   const std::size_t after_run = device_bytes_free();
 
   const std::size_t lowest = std::min(after_create, after_run);

@@ -56,7 +56,7 @@ TEST_CASE("run_pipeline (hidden): one pipeline reused for datasets of different 
   for (const auto signals : kit::param_ints("reuse_signals")) {
     ++run;
     check_dataset(pipeline.get(), setup, static_cast<std::size_t>(signals),
-                  "run " + std::to_string(run) + " of one pipeline, " + std::to_string(signals) + " signals; " +
+                  "run " + std::to_string(run) + " of one pipeline, " + signals_text(static_cast<std::size_t>(signals)) + "; " +
                       describe(setup),
                   "run " + std::to_string(run));
   }
