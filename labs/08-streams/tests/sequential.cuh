@@ -32,9 +32,9 @@ class SequentialBaseline {
   SequentialBaseline(const SequentialBaseline&) = delete;
   SequentialBaseline& operator=(const SequentialBaseline&) = delete;
 
-  // cudaMemcpy returns only when its copy is done (and waits for the kernels
-  // before it), so nothing here overlaps: copy in, window, transform, copy
-  // out, chunk after chunk.
+  // cudaMemcpy waits for the work queued before it and returns when its copy
+  // is done (from pageable memory: once the data is staged), so nothing here
+  // overlaps: copy in, window, transform, copy out, chunk after chunk.
   void run(const cufftComplex* h_in, cufftComplex* h_out, std::size_t signals) {
     const std::size_t n = static_cast<std::size_t>(n_);
     for (std::size_t first = 0; first < signals; first += chunk_signals_) {
