@@ -184,9 +184,16 @@ def normalize(line: str) -> str:
     return re.sub(r"\s+", "", re.sub(r"//.*$", "", line))
 
 
+# Words every CUDA line may contain: they do not make a line anybody's solution.
+IDIOM_WORDS = {"blockIdx", "blockDim", "threadIdx", "gridDim", "x", "y", "z", "const", "int", "unsigned",
+               "float", "double", "auto", "size_t", "return", "if", "for", "else"}
+
+
 def distinctive(code: str) -> bool:
-    """Long enough to be somebody's solution rather than an idiom every CUDA program has."""
-    return len(code) >= 20 and len(re.findall(r"[A-Za-z_]\w*|\d+", code)) >= 4
+    """Long enough, and with enough names of its own, to be somebody's solution rather than an
+    idiom every CUDA program has (`blockIdx.x * blockDim.x + threadIdx.x`, `__syncthreads();`)."""
+    words = [w for w in re.findall(r"[A-Za-z_]\w*|\d+", code) if w not in IDIOM_WORDS]
+    return len(code) >= 20 and len(words) >= 3
 
 
 def solution_lines(root: Path = REPO) -> dict[str, str]:
@@ -233,13 +240,16 @@ def leaks(shown: list[str], reference: dict[str, str]) -> list[str]:
 
 
 def test_the_leak_check_catches_a_copied_line() -> None:
-    reference = {normalize("const int row = blockIdx.y * blockDim.y + threadIdx.y;"): "solutions/x/y.cu:1"}
-    deck = "# t\n\n```cuda\n  const int row = blockIdx.y*blockDim.y + threadIdx.y; // mine\n```\n"
+    reference = {normalize("const float dist2 = dx * dx + dy * dy + softening2;"): "solutions/x/y.cu:1"}
+    deck = "# t\n\n```cuda\n  const float dist2 = dx*dx + dy*dy + softening2;  // mine\n```\n"
     assert leaks(code_of(deck), reference), "a copied line in a code block went unnoticed"
-    assert leaks(code_of("say `blockIdx.y * blockDim.y + threadIdx.y` here"), reference), \
+    assert leaks(code_of("say `dx * dx + dy * dy + softening2` here"), reference), \
         "the distinctive part of a reference line in inline code went unnoticed"
-    assert not leaks(code_of("```\nint r = blockIdx.y * blockDim.y + threadIdx.y;\n```"), reference), \
+    assert not leaks(code_of("```\nfloat r2 = ddx * ddx + ddy * ddy + eps2;\n```"), reference), \
         "a line of one's own was taken for a copy"
+    assert not leaks(code_of("`blockIdx.x * blockDim.x + threadIdx.x`"),
+                     {normalize("const int i = blockIdx.x * blockDim.x + threadIdx.x;"): "solutions/x/y.cu:2"}), \
+        "the global-index idiom was taken for a copy"
 
 
 def test_no_deck_or_diagram_shows_reference_code() -> None:
