@@ -49,6 +49,7 @@ test: build ## build everything, then run ctest (GPU tests skip without a GPU), 
 	cd $(BUILD) && ctest --output-on-failure --parallel $(JOBS)
 	$(if $(PYTEST),$(PYTEST) -q grader/tests,$(error no Python with pytest found: apt-get install python3-pytest))
 	$(PYTHON) -m grader skeleton --check
+	$(MAKE) --no-print-directory slides-check
 
 test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
 	cd $(BUILD) && ctest --output-on-failure -L gpu
