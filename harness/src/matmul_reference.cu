@@ -184,7 +184,8 @@ bool expect_matmul(const std::vector<float>& got, const MatmulExpected& expected
   CaseContext where = context;
   where.row_length = static_cast<std::size_t>(expected.n);
   where.input += "; expected values from " + expected.source;
-  return expect_within(got, expected.value, [&](std::size_t i) { return expected.allowed[i]; }, where);
+  return expect_within(
+      got, expected.value, [&](std::size_t i) { return expected.allowed[i]; }, where);
 }
 
 void cublas_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k, int n) {

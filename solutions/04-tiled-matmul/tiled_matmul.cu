@@ -145,9 +145,9 @@ __global__ void __launch_bounds__(kRegThreads, 2)
   const int col0 = blockIdx.x * kBlockN;
   // float4 accesses are legal only if every row of A, B and C starts 16 bytes
   // after the previous one and the matrices themselves start on 16 bytes.
-  const bool vector_ok = k % 4 == 0 && n % 4 == 0 &&
-                         ((reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b) |
-                           reinterpret_cast<std::uintptr_t>(c)) % 16) == 0;
+  const std::uintptr_t addresses =
+      reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b) | reinterpret_cast<std::uintptr_t>(c);
+  const bool vector_ok = k % 4 == 0 && n % 4 == 0 && addresses % 16 == 0;
 
   // What this thread loads each step: one float4 of A (row tid / 2, columns
   // (tid % 2) * 4 ... + 3 of the tile; a warp reads 16 rows x 32 bytes) and one

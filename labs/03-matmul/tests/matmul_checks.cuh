@@ -50,9 +50,7 @@ inline kit::MatmulExpected expected_for(const kit::MatmulInputs& in) {
 // C followed by a guard zone as deep as 32 block rows: a kernel without its row
 // check writes up to a block's height of rows past the end, and one without its
 // column check up to a block's width past the last row.
-inline std::size_t guard_elements(int n) {
-  return static_cast<std::size_t>(kit::param_int("guard_rows")) * n + 32;
-}
+inline std::size_t guard_elements(int n) { return static_cast<std::size_t>(kit::param_int("guard_rows")) * n + 32; }
 
 // launch_matmul on fresh random inputs of the given shape, C poisoned and
 // followed by a poisoned guard zone; checks every element of C and the guard.

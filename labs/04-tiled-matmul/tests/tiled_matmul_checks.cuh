@@ -74,16 +74,14 @@ inline kit::MatmulExpected expected_for(const kit::MatmulInputs& in) {
 // C is followed by a guard zone deeper than a block tile: a kernel without its
 // row check writes up to a tile's height of rows past the end, and one without
 // its column check up to a tile's width past the last row.
-inline std::size_t guard_elements(int n) {
-  return static_cast<std::size_t>(kit::param_int("guard_rows")) * n + 128;
-}
+inline std::size_t guard_elements(int n) { return static_cast<std::size_t>(kit::param_int("guard_rows")) * n + 128; }
 
 // `kernel` on fresh random inputs of the given shape, `runs` times, each time
 // with C poisoned and followed by a poisoned guard zone; checks every element
 // of C and the guard after every run, and stops at the first run that fails.
 // `kind` says what the shape is for, e.g. "K one past a multiple of the tile".
-inline void check_product(const Kernel& kernel, const Shape& shape, const std::string& kind,
-                          const std::string& look_at, int runs = 1) {
+inline void check_product(const Kernel& kernel, const Shape& shape, const std::string& kind, const std::string& look_at,
+                          int runs = 1) {
   const kit::MatmulInputs in = kit::make_matmul_inputs(shape.m, shape.k, shape.n);
   const kit::MatmulExpected expected = expected_for(in);
   const std::size_t size = static_cast<std::size_t>(shape.m) * shape.n;
@@ -119,10 +117,9 @@ inline kit::Measurement time_product(Launcher launch, const std::string& name, b
   kit::DeviceBuffer<float> d_a(in.a), d_b(in.b), d_c(static_cast<std::size_t>(size) * size);
   const auto options = kit::TimingOptions::from_params();
 
-  kit::Measurement kernel{name,
-                          kit::time_device_work([&] { launch(d_a.data(), d_b.data(), d_c.data(), size, size, size); },
-                                                options),
-                          in.flops(), kit::RateUnit::GFLOPs};
+  kit::Measurement kernel{
+      name, kit::time_device_work([&] { launch(d_a.data(), d_b.data(), d_c.data(), size, size, size); }, options),
+      in.flops(), kit::RateUnit::GFLOPs};
   if (against_naive)
     kernel.ceilings.push_back(kit::naive_matmul_ceiling(d_a.data(), d_b.data(), d_c.data(), size, size, size, options));
   kernel.ceilings.push_back(kit::cublas_matmul_ceiling(d_a.data(), d_b.data(), d_c.data(), size, size, size, options));

@@ -30,8 +30,7 @@ TEST_CASE("tiled_matmul (hidden): tall and wide shapes and single rows or column
 }
 
 TEST_CASE("tiled_matmul (hidden): no writes outside C at awkward sizes") {
-  check_all(kTiled, "guard_shapes", "partial tiles in one or both directions, with a guard zone after C",
-            kLookAtGuard);
+  check_all(kTiled, "guard_shapes", "partial tiles in one or both directions, with a guard zone after C", kLookAtGuard);
 }
 
 TEST_CASE("tiled_matmul (hidden): a large non-square product checked against cuBLAS") {
