@@ -68,7 +68,7 @@ skeleton-check: ## fail if a committed skeleton differs from its reference
 	$(PYTHON) -m grader skeleton --check
 
 # Lecture decks: Markdown rendered by Marp (`npm ci --prefix slides` installs it); see slides/README.md.
-slides: ## build the lecture decks into $(BUILD)/slides/ (HTML; PDF too where Chromium is installed)
+slides: ## build the lecture decks into build/slides/ (HTML; PDF too where Chromium is installed)
 	slides/build.sh $(BUILD)/slides
 
 slides-check: ## check the decks: one per lab, each builds, images resolve, no reference code
