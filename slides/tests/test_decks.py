@@ -8,6 +8,7 @@ diagram shows code from a reference solution region (students get the slides).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -107,6 +108,14 @@ def test_a_lab_deck_has_15_to_30_slides(deck: Path) -> None:
     assert MIN_SLIDES <= count <= MAX_SLIDES, f"slides/{deck.name}: {count} slides, expected {MIN_SLIDES}-{MAX_SLIDES}"
 
 
+@pytest.mark.parametrize("deck", decks(), ids=lambda p: p.name)
+def test_every_deck_is_a_marp_deck_in_the_course_theme(deck: Path) -> None:
+    text = deck.read_text(encoding="utf-8")
+    front = text[4:text.find("\n---\n", 4)] if text.startswith("---\n") else ""
+    assert re.search(r"^marp:\s*true\s*$", front, re.M) and re.search(r"^theme:\s*kit\s*$", front, re.M), (
+        f"slides/{deck.name}: the front matter must say 'marp: true' and 'theme: kit'")
+
+
 # --- every deck builds and every image resolves ---------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -165,7 +174,6 @@ def test_the_charts_are_drawn_from_the_newest_records() -> None:
     charts = _module(SLIDES / "charts" / "make_charts.py")
     manifest = SLIDES / "charts" / "sources.json"
     assert manifest.is_file(), "slides/charts/sources.json is missing: run 'make charts'"
-    import json
     committed = json.loads(manifest.read_text())
     expected = charts.plan()
     assert committed == expected, (
@@ -175,6 +183,30 @@ def test_the_charts_are_drawn_from_the_newest_records() -> None:
         assert (SLIDES / "charts" / name).is_file(), f"slides/charts/{name} is missing: run 'make charts'"
         if item["source"]:
             assert (REPO / item["source"]["record"]).is_file(), f"{name}: its record {item['source']['record']} is gone"
+
+
+def test_a_chart_comes_from_the_newest_record_that_has_its_lab(tmp_path: Path) -> None:
+    charts = _module(SLIDES / "charts" / "make_charts.py")
+    repo = tmp_path
+    (repo / "labs" / "01-a").mkdir(parents=True)
+    (repo / "labs" / "01-a" / "lab.toml").write_text("")
+    (repo / "slides").mkdir()
+    (repo / "slides" / "02-b.md").write_text("")
+    records = repo / "docs" / "gpu-runs"
+    records.mkdir(parents=True)
+
+    def record(name: str, date: str, labs: dict) -> None:
+        (records / name).write_text(json.dumps({"date": date, "gpu": "G", "driver": "D", "commit": "C",
+                                                "labs": labs}))
+
+    one = {"measurements": [{"name": "k", "median_s": 1.0, "rate": 1.0, "unit": "GB/s", "ceilings": {}}]}
+    record("2026-01-01-old.json", "2026-01-01", {"01-a": one})
+    record("2026-02-01-new.json", "2026-02-01", {"01-a": one})
+    record("2026-03-01-newest.json", "2026-03-01", {"01-a": {"measurements": []}})
+    planned = charts.plan(records, repo / "slides", repo)
+    assert planned["01-a.png"]["source"]["record"] == "docs/gpu-runs/2026-02-01-new.json", \
+        "the newest record with measurements of the lab was not chosen"
+    assert planned["02-b.png"]["source"] is None, "a lab without measurements must get a placeholder"
 
 
 # --- no reference code in the slides -------------------------------------------------------
