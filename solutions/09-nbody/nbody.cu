@@ -8,12 +8,13 @@ constexpr int kBlockSize = 256;
 // Bodies per shared-memory tile in nbody_tiled_kernel. Equal to the block size,
 // so that every thread loads exactly one body of each tile.
 constexpr int kTileSize = kBlockSize;
+static_assert(kTileSize == kBlockSize, "nbody_tiled_kernel loads one body per thread into each tile");
 
-// 1/sqrt(x) from the special-function unit, in one instruction. rsqrtf() gives
-// the same value but first checks for a denormal x and rescales it, which costs
-// three extra instructions per interaction: about 20% of this lab's inner loop.
+// 1/sqrt(x) from the special-function unit, in one instruction, good to about 2
+// units in the last place. rsqrtf() computes the same thing, but unless the code is
+// built to flush denormals to zero the compiler wraps it in a check and rescaling
+// for a denormal x: a few more instructions in an inner loop of about fourteen.
 // Here x = |r|^2 + eps^2 >= eps^2 is never denormal, so the check is not needed.
-// Relative error below 2^-22.
 __device__ __forceinline__ float fast_rsqrt(float x) {
   float result;
   asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
@@ -24,7 +25,7 @@ __device__ __forceinline__ float fast_rsqrt(float x) {
 // where me = (r_i, m_i) and other = (r_j, m_j).
 // May assume: softening2 > 0, so the denominator is never zero.
 // Must not: branch on i == j; the self term comes out as exactly zero by itself.
-// [used by both force kernels]
+// [used by both force kernels: every test depends on it]
 __device__ __forceinline__ float3 add_body_acceleration(float4 me, float4 other, float3 a, float softening2) {
   // BEGIN SOLUTION
   // TODO: the vector from me to other, its squared length plus softening2, the
@@ -45,7 +46,8 @@ __device__ __forceinline__ float3 add_body_acceleration(float4 me, float4 other,
 // Part 1. One thread per body i: a_i = sum over all n bodies, each read from
 // global memory.
 // May assume: pos holds n bodies, acc has room for n accelerations, n >= 1.
-// Must not: read pos or write acc at index n or beyond. [10 pts with its launcher]
+// Must not: read pos or write acc at index n or beyond.
+// [part 1, with its launcher: 10 points of public tests, hidden tests, 10 for speed]
 __global__ void nbody_naive_kernel(const float4* __restrict__ pos, float3* __restrict__ acc, int n,
                                    float softening2) {
   // BEGIN SOLUTION
@@ -80,7 +82,8 @@ void launch_nbody_naive(const float4* d_pos, float3* d_acc, int n, float softeni
 // May assume: blockDim.x == kBlockSize == kTileSize, n >= 1.
 // Must not: read pos or write acc at index n or beyond; let a body past n (in
 // the last, partial tile) add anything to a sum; let one thread overwrite a tile
-// that another is still reading. [20 pts with its launcher]
+// that another is still reading.
+// [part 2, with its launcher: 15 points of public tests, hidden tests, 20 for speed]
 __global__ void __launch_bounds__(kBlockSize) nbody_tiled_kernel(const float4* __restrict__ pos,
                                                                   float3* __restrict__ acc, int n,
                                                                   float softening2) {
@@ -163,7 +166,7 @@ __global__ void leapfrog_kick_kernel(float3* __restrict__ vel, const float3* __r
 // One kick-drift-kick step (see nbody.cuh). Kick-drift-kick leapfrog is second
 // order, symplectic and time-reversible: its energy error stays bounded instead of
 // drifting, for one force evaluation per step, the same cost as Euler's method.
-// [with nbody_simulate: the leapfrog tests]
+// [part 3, with the kernels above and nbody_simulate: 20 points of public tests, hidden tests]
 void launch_leapfrog_step(float4* d_pos, float3* d_vel, float3* d_acc, int n, float dt, float softening2) {
   // BEGIN SOLUTION
   // TODO: the three stages in order: half kick and drift; the accelerations at the

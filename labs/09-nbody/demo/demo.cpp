@@ -26,9 +26,9 @@ constexpr int kBodiesPerSphere = 4096;
 constexpr float kSoftening2 = 0.0025f;  // eps = 0.05, as in the tests
 constexpr float kTimeStep = 0.005f;
 constexpr int kStepsPerFrame = 20;
-constexpr int kFrames = 200;          // 4000 steps, 20 time units: long enough to merge
-constexpr int kSnapshotEvery = 40;    // frames between snapshots of every body
-constexpr int kEnergyEvery = 10;      // frames between energy sums (O(n^2) on the CPU)
+constexpr int kFrames = 100;          // 2000 steps, 10 time units: they meet at about t = 3
+constexpr int kSnapshotEvery = 20;    // frames between snapshots of every body
+constexpr int kEnergyEvery = 5;       // frames between energy sums (O(n^2) on the CPU)
 constexpr int kTracked = 16;          // bodies whose paths are drawn
 
 struct Energy {

@@ -2,7 +2,8 @@
 // and a Plummer sphere, both drawn from a seeded kit::Rng.
 #pragma once
 
-#include <vector_types.h>  // float3, float4
+#include <vector_functions.h>  // make_float3, make_float4
+#include <vector_types.h>      // float3, float4
 
 #include <cmath>
 #include <cstddef>
