@@ -15,7 +15,7 @@ std::vector<float4> cloud(int n, const std::string& stream) {
 
 // A grid rounded the wrong way, or a missing guard, shows right at block edges;
 // the NaN bodies after the last one poison any sum that reads past n.
-TEST_CASE("naive kernel (hidden): sizes around block edges with nothing read or written past the end") {
+TEST_CASE("naive kernel (hidden): sizes around block edges with nothing past the end used or written") {
   for (const auto n : kit::param_ints("edge_ns"))
     check_forces(naive(), cloud(static_cast<int>(n), "edge"),
                  "n = " + std::to_string(n) +
