@@ -130,6 +130,11 @@ def main(argv: list[str]) -> int:
     if not finite([row[k] for row in snapshots for k in ("x", "y", "z")]):
         print("Some positions are NaN or infinite: the simulation is not working yet "
               "(the tests say where to look). Drawing what there is.")
+    first_frame, last_frame = snapshots[0]["frame"], snapshots[-1]["frame"]
+    start = [(r["x"], r["y"], r["z"]) for r in snapshots if r["frame"] == first_frame]
+    end = [(r["x"], r["y"], r["z"]) for r in snapshots if r["frame"] == last_frame]
+    if start == end:
+        print("The bodies did not move: nbody_simulate does not step yet (the tests say where to look).")
     draw_snapshots(snapshots, folder / "snapshots.png")
     draw_tracks(tracks, folder / "tracks.png")
     draw_energy(energy, folder / "energy.png")
