@@ -1,0 +1,61 @@
+// Lab 02 CPU references, used by the tests and by the demo. Plain C++: no GPU, no test framework.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace picture_reference {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// Part 1 in double: each product is exact there (two 24-bit significands need 48 bits).
+inline std::vector<double> scale(const std::vector<float>& in, float factor) {
+  std::vector<double> out(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = static_cast<double>(in[i]) * factor;
+  return out;
+}
+
+// Part 2, exactly as the header defines it: BT.601 luma in thousandths, rounded halves up.
+inline std::uint8_t luma(unsigned red, unsigned green, unsigned blue) {
+  return static_cast<std::uint8_t>((299 * red + 587 * green + 114 * blue + 500) / 1000);
+}
+
+inline Bytes gray(const Bytes& rgb) {
+  Bytes out(rgb.size() / 3);
+  for (std::size_t p = 0; p < out.size(); ++p) out[p] = luma(rgb[3 * p], rgb[3 * p + 1], rgb[3 * p + 2]);
+  return out;
+}
+
+// Part 3: every window's sum from a summed-area table S, where S(x, y) is the sum of the
+// pixels above and left of (x, y): O(1) per pixel whatever the radius. S is kept in unsigned
+// 32-bit arithmetic, which wraps around past 2^32 on large pictures; a window's sum, as
+// S(x1, y1) - S(x0, y1) - S(x1, y0) + S(x0, y0), is still right modulo 2^32, and the true sum
+// is below 2^32 (the header allows windows of up to 2^23 pixels), so it comes out exact.
+inline Bytes box_blur(const Bytes& in, int width, int height, int radius) {
+  const std::size_t w = static_cast<std::size_t>(width), h = static_cast<std::size_t>(height);
+  std::vector<std::uint32_t> table((w + 1) * (h + 1), 0);
+  for (std::size_t y = 0; y < h; ++y) {
+    std::uint32_t row = 0;
+    for (std::size_t x = 0; x < w; ++x) {
+      row += in[y * w + x];
+      table[(y + 1) * (w + 1) + x + 1] = table[y * (w + 1) + x + 1] + row;
+    }
+  }
+  const long long r = radius;
+  Bytes out(w * h);
+  for (long long y = 0; y < height; ++y) {
+    const long long y0 = std::max(y - r, 0LL), y1 = std::min(y + r, height - 1LL) + 1;
+    for (long long x = 0; x < width; ++x) {
+      const long long x0 = std::max(x - r, 0LL), x1 = std::min(x + r, width - 1LL) + 1;
+      const auto at = [&](long long tx, long long ty) { return table[ty * (width + 1LL) + tx]; };
+      const std::uint32_t sum = at(x1, y1) - at(x0, y1) - at(x1, y0) + at(x0, y0);
+      const auto count = static_cast<std::uint32_t>((x1 - x0) * (y1 - y0));
+      out[y * w + x] = static_cast<std::uint8_t>((static_cast<std::uint64_t>(sum) + count / 2) / count);
+    }
+  }
+  return out;
+}
+
+}  // namespace picture_reference
