@@ -50,14 +50,15 @@ def lab_cmake(config: LabConfig) -> str:
         f"set(KIT_LAB_WRONG {_bracket(';'.join(w.name for w in config.wrong))})",
     ]
     timing = set(config.timing_cases)
-    cases = [(t.name, t.gpu, t.hidden, t.timeout_s) for t in config.tests]
-    cases += [(name, True, False, config.timeout_s) for name in config.timing_cases]
+    cases = [(t.name, t.gpu, t.hidden, t.timeout_s, t.serial) for t in config.tests]
+    cases += [(name, True, False, config.timeout_s, True) for name in config.timing_cases]
     lines.append(f"set(KIT_LAB_CASE_COUNT {len(cases)})")
-    for i, (name, gpu, hidden, timeout) in enumerate(cases):
+    for i, (name, gpu, hidden, timeout, serial) in enumerate(cases):
         lines += [f"set(KIT_LAB_CASE_{i}_NAME {_bracket(name)})",
                   f"set(KIT_LAB_CASE_{i}_GPU {_on(gpu)})",
                   f"set(KIT_LAB_CASE_{i}_HIDDEN {_on(hidden)})",
                   f"set(KIT_LAB_CASE_{i}_TIMING {_on(name in timing)})",
+                  f"set(KIT_LAB_CASE_{i}_SERIAL {_on(serial)})",
                   f"set(KIT_LAB_CASE_{i}_TIMEOUT {int(timeout)})"]
     # The self-check grades the reference, the skeleton and each wrong variant.
     total = sum(t.timeout_s for t in config.tests) + config.timeout_s * len(config.timing_cases)

@@ -30,6 +30,7 @@ class TestSpec:
     hidden: bool
     gpu: bool
     timeout_s: float
+    serial: bool = False  # needs the GPU to itself (measures free memory, or takes most of it)
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,8 @@ def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> l
             raise ConfigError(f"{here}: test case name {name!r} may not contain any of , * ? [ ] \\ ; \"")
         tests.append(TestSpec(name=name, points=_number(entry, "points", here), hidden=hidden,
                               gpu=bool(entry.get("gpu", True)),
-                              timeout_s=_number(entry, "timeout_s", here, default_timeout, minimum=1)))
+                              timeout_s=_number(entry, "timeout_s", here, default_timeout, minimum=1),
+                              serial=bool(entry.get("serial", False))))
     return tests
 
 

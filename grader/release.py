@@ -16,8 +16,11 @@ from grader.config import REPO_ROOT, list_labs, load_lab
 from grader.skeleton import strip_solution
 
 PRIVATE = ("solutions/",)
-# Lines this short or this generic appear in any CUDA code; they prove nothing.
+# Lines this short appear in any CUDA code; they prove nothing.
 MIN_LEAK_LENGTH = 25
+# A leak is this many consecutive code lines of a solution region: one generic
+# line (a loop header, a byte count) shared with public code gives nothing away.
+MIN_LEAK_RUN = 2
 
 
 class LeakError(Exception):
@@ -60,6 +63,21 @@ def _secrets(root: Path) -> dict[str, str]:
     return secrets
 
 
+def _copied_runs(text: str, solution_lines: dict[str, str]) -> list[tuple[int, str, str]]:
+    """(line number, code, source) for the first line of each run of copied solution lines."""
+    code_lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), start=1)
+                  if line.strip() and not line.strip().startswith("//")]
+    runs, current = [], []
+    for number, code in code_lines + [(0, "")]:
+        if code in solution_lines:
+            current.append((number, code))
+            continue
+        if len(current) >= MIN_LEAK_RUN:
+            runs.append((current[0][0], current[0][1], solution_lines[current[0][1]]))
+        current = []
+    return runs
+
+
 def find_leaks(release: Path, root: Path = REPO_ROOT) -> list[str]:
     solution_lines = _solution_lines(root)
     secrets = _secrets(root)
@@ -73,10 +91,8 @@ def find_leaks(release: Path, root: Path = REPO_ROOT) -> list[str]:
             text = path.read_text()
         except UnicodeDecodeError:
             continue
-        for number, line in enumerate(text.splitlines(), start=1):
-            code = line.strip()
-            if code in solution_lines:
-                leaks.append(f"{relative}:{number}: reference code from {solution_lines[code]}: {code}")
+        leaks += [f"{relative}:{number}: reference code from {source}: {code}"
+                  for number, code, source in _copied_runs(text, solution_lines)]
         for secret, what in secrets.items():
             if re.search(rf"(?<![\w]){re.escape(secret)}(?![\w])", text):
                 leaks.append(f"{relative}: contains the {what} ({secret!r})")

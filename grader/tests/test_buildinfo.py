@@ -16,6 +16,7 @@ def test_build_files_for_the_toy_lab(toy_repo: Path, tmp_path: Path):
     assert "set(KIT_LAB_STUDENT_FILES [==[toy.cu]==])" in cmake
     assert "set(KIT_LAB_CASE_COUNT 4)" in cmake
     assert "set(KIT_LAB_CASE_1_GPU OFF)" in cmake and "set(KIT_LAB_CASE_3_TIMING ON)" in cmake
+    assert "set(KIT_LAB_CASE_0_SERIAL OFF)" in cmake and "set(KIT_LAB_CASE_3_SERIAL ON)" in cmake
     wrong = (out / "wrong/off-by-one/toy.cu").read_text()
     assert "if (i < n - 1) out[i] = i;" in wrong
 

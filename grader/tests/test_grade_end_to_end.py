@@ -34,7 +34,7 @@ def test_compile_error_gives_valid_results_with_the_compiler_message(lab01, tmp_
     assert len(results["tests"]) == len(lab01.tests) + len(lab01.perf)
     assert all(t["score"] == 0 for t in results["tests"])
     assert "did not compile" in results["output"]
-    assert "vector_add.cu(5): error" in results["output"]
+    assert "vector_add.cu(6): error: expected a \";\"" in results["output"]
     json.dumps(results)  # serialisable as it stands
 
 

@@ -25,12 +25,16 @@ def test_leaks_are_found(tmp_path: Path, lab01):
     release = tmp_path / "release"
     make_release(release)
     handout = release / "labs/01-vector-add/README.md"
-    handout.write_text(handout.read_text() + "\n    launch_vector_add(d_a, d_b, d_c, n);\n")
+    handout.write_text(handout.read_text() + "\n    CUDA_CHECK(cudaMemcpy(d_a, h_a, bytes, cudaMemcpyHostToDevice));"
+                                             "\n    CUDA_CHECK(cudaMemcpy(d_b, h_b, bytes, cudaMemcpyHostToDevice));\n")
+    tests = release / "labs/01-vector-add/tests/public_tests.cu"
+    tests.write_text(tests.read_text() + "\n// one generic line alone is no leak\nCUDA_CHECK(cudaMalloc(&d_a, bytes));\n")
     (release / "solutions").mkdir()
     (release / "solutions/x.txt").write_text("private")
     (release / "notes.txt").write_text(f"the hidden test '{hidden_name}' and seed {lab01.grading_seed}")
     leaks = "\n".join(find_leaks(release))
     assert "labs/01-vector-add/README.md" in leaks and "reference code from solutions/01-vector-add" in leaks
+    assert "public_tests.cu" not in leaks
     assert "solutions/x.txt: a private file" in leaks
     assert "hidden test of 01-vector-add" in leaks and "grading seed of 01-vector-add" in leaks
 

@@ -1,6 +1,7 @@
 // What the matrix-multiply labs (03, 04) share: random inputs, the
 // double-precision CPU reference, the error bound a float dot product obeys,
-// and the two yardsticks, cuBLAS and the naive one-thread-per-element kernel.
+// and cuBLAS as the yardstick. (Lab 04's other yardstick, the naive kernel, is
+// lab 03's solution and so lives with lab 04's hidden tests.)
 //
 // Matrices are row-major floats: A is m x k, B is k x n, C is m x n.
 // A lab that uses this header links cuBLAS (libraries = ["cublas"] in lab.toml).
@@ -59,15 +60,9 @@ bool expect_matmul(const std::vector<float>& got, const MatmulExpected& expected
 // default stream. Nothing is synchronized.
 void cublas_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k, int n);
 
-// The naive kernel of lab 03's design (one thread per element of C, 32 x 8
-// blocks, x along a row of C), as the yardstick the tiled kernels beat.
-void launch_naive_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k, int n);
-
-// The yardsticks' rates in GFLOP/s, timed in this process on these device
-// matrices with `options` (they overwrite d_c).
+// cuBLAS's rate in GFLOP/s, timed in this process on these device matrices
+// with `options` (it overwrites d_c).
 Ceiling cublas_matmul_ceiling(const float* d_a, const float* d_b, float* d_c, int m, int k, int n,
                               const TimingOptions& options);
-Ceiling naive_matmul_ceiling(const float* d_a, const float* d_b, float* d_c, int m, int k, int n,
-                             const TimingOptions& options);
 
 }  // namespace kit
