@@ -9,11 +9,14 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "demo/picture_files.hpp"
 #include "kit/cuda_check.cuh"
+#include "kit/device.hpp"
 #include "kit/device_buffer.cuh"
 #include "picture_kernel.cuh"
 #include "tests/picture_reference.hpp"
@@ -122,6 +125,9 @@ void run(const std::string& folder, const Picture& colour) {
   const int width = colour.width, height = colour.height;
   const std::size_t n = static_cast<std::size_t>(width) * height;
   save_both(folder, "input", colour);
+  if (!kit::device_info().available)
+    throw std::runtime_error("no CUDA GPU available (" + kit::device_info().why_not +
+                             "): the demo runs your kernels, so it needs one");
 
   // Part 2 comes first: the other parts work on the gray picture. They get the CPU's gray, so
   // that each part's picture shows that part alone. Outputs start black (zero): a kernel that
@@ -175,6 +181,7 @@ int main(int argc, char** argv) {
   try {
     const Picture colour = argc == 3 ? as_colour(picture_files::load(argv[2])) : sample_picture(kSampleWidth, kSampleHeight);
     std::printf("Picture: %d x %d pixels%s\n", colour.width, colour.height, argc == 3 ? "" : " (generated)");
+    std::filesystem::create_directories(argv[1]);
     run(argv[1], colour);
     std::printf("Open the .png files in any image viewer or browser.\n");
     return 0;
