@@ -8,8 +8,11 @@ from grader.release import LeakError, find_leaks, make_release
 from grader.tests.conftest import REPO
 
 def _in_git_checkout() -> bool:
-    return shutil.which("git") is not None and subprocess.run(
-        ["git", "rev-parse", "--is-inside-work-tree"], cwd=REPO, capture_output=True).returncode == 0
+    """True where git knows this repository's files (not in a plain copy of the tree)."""
+    if shutil.which("git") is None:
+        return False
+    listing = subprocess.run(["git", "ls-files", "grader/release.py"], cwd=REPO, capture_output=True, text=True)
+    return listing.returncode == 0 and listing.stdout.strip() == "grader/release.py"
 
 
 pytestmark = pytest.mark.skipif(not (REPO / "solutions").is_dir() or not _in_git_checkout(),
