@@ -31,6 +31,7 @@ class TestSpec:
     gpu: bool
     timeout_s: float
     serial: bool = False  # needs the GPU to itself (measures free memory, or takes most of it)
+    extra_credit: bool = False  # counted in the score, not in the maximum
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class PerfSpec:
     measurement: str
     points: float
     requires: tuple[str, ...]  # fnmatch patterns over test names that must all pass
+    extra_credit: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,14 @@ class LabConfig:
 
     @property
     def max_points(self) -> float:
-        return sum(t.points for t in self.tests) + sum(p.points for p in self.perf)
+        """The lab's total, without extra credit."""
+        return (sum(t.points for t in self.tests if not t.extra_credit)
+                + sum(p.points for p in self.perf if not p.extra_credit))
+
+    @property
+    def extra_credit_points(self) -> float:
+        return (sum(t.points for t in self.tests if t.extra_credit)
+                + sum(p.points for p in self.perf if p.extra_credit))
 
     def test(self, name: str) -> TestSpec:
         return next(t for t in self.tests if t.name == name)
@@ -140,7 +149,8 @@ def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> l
         tests.append(TestSpec(name=name, points=_number(entry, "points", here), hidden=hidden,
                               gpu=bool(entry.get("gpu", True)),
                               timeout_s=_number(entry, "timeout_s", here, default_timeout, minimum=1),
-                              serial=bool(entry.get("serial", False))))
+                              serial=bool(entry.get("serial", False)),
+                              extra_credit=bool(entry.get("extra_credit", False))))
     return tests
 
 
@@ -155,7 +165,8 @@ def _perf(entries: list, where: str) -> list[PerfSpec]:
             raise ConfigError(f"{here}: case name {entry['case']!r} may not contain any of , * ? [ ] \\ ; \"")
         perf.append(PerfSpec(case=entry["case"], measurement=entry["measurement"],
                              points=_number(entry, "points", here),
-                             requires=_strings(entry, "requires", here) or ("*",)))
+                             requires=_strings(entry, "requires", here) or ("*",),
+                             extra_credit=bool(entry.get("extra_credit", False))))
     return perf
 
 

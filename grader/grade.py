@@ -77,7 +77,7 @@ def time_reference(config: LabConfig, binary: Path, workdir: Path) -> Evaluation
 
 def _all_zero(config: LabConfig, message: str) -> list[Scored]:
     items = score_lab(config, {}, None)
-    return [Scored(i.name, 0.0, i.max_score, message, i.visibility, i.kind, i.hidden) for i in items]
+    return [Scored(i.name, 0.0, i.max_score, message, i.visibility, i.kind, i.hidden, i.extra_credit) for i in items]
 
 
 def _extra(config: LabConfig, evaluation: Evaluation | None, reference: Evaluation | None) -> dict:

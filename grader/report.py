@@ -8,7 +8,8 @@ from grader.score import Scored
 
 
 def total(items: list[Scored]) -> tuple[float, float]:
-    return sum(i.score for i in items), sum(i.max_score for i in items)
+    """(score, maximum): extra credit adds to the score, not to the maximum."""
+    return sum(i.score for i in items), sum(i.max_score for i in items if not i.extra_credit)
 
 
 def table(title: str, items: list[Scored]) -> str:
@@ -16,7 +17,8 @@ def table(title: str, items: list[Scored]) -> str:
     lines = [title, "-" * (width + 22)]
     for item in items:
         mark = "OK  " if item.score == item.max_score else ("PART" if item.score > 0 else "FAIL")
-        lines.append(f"{mark} {item.name:<{width}} {item.score:6.1f} / {item.max_score:<5.1f}")
+        extra = "  (extra credit)" if item.extra_credit else ""
+        lines.append(f"{mark} {item.name:<{width}} {item.score:6.1f} / {item.max_score:<5.1f}{extra}")
         if item.score < item.max_score or item.kind == "perf":
             lines += ["       " + line for line in item.output.splitlines()[:12]]
     score, maximum = total(items)

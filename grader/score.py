@@ -26,6 +26,7 @@ class Scored:
     visibility: str
     kind: str  # "test" or "perf"
     hidden: bool = False
+    extra_credit: bool = False
 
 
 def perf_fraction(time_s: float, reference_s: float, full_at: float, zero_at: float) -> float:
@@ -59,8 +60,9 @@ def _perf_item(spec: PerfSpec, config: LabConfig, outcomes: dict[str, CaseOutcom
     if outcome is None or not outcome.passed:
         why = "\n".join(outcome.messages) if outcome else "it did not run"
         return 0.0, _trim(f"No performance points: the timing case did not pass ({why}).")
+    # Core performance never waits on extra-credit tests; extra credit may name them.
     failing = [t.name for t in config.tests
-               if any(fnmatchcase(t.name, p) for p in spec.requires)
+               if (spec.extra_credit or not t.extra_credit) and any(fnmatchcase(t.name, p) for p in spec.requires)
                and not (outcomes.get(t.name) and outcomes[t.name].passed)]
     mine = outcome.timing(spec.measurement)
     if mine is None:
@@ -98,9 +100,10 @@ def score_lab(config: LabConfig, outcomes: dict[str, CaseOutcome],
         items.append(Scored(name=test.name, score=test.points if passed else 0.0, max_score=test.points,
                             output=_test_output(outcome),
                             visibility=config.hidden_visibility if test.hidden else "visible",
-                            kind="test", hidden=test.hidden))
+                            kind="test", hidden=test.hidden, extra_credit=test.extra_credit))
     for spec in config.perf:
         fraction, output = _perf_item(spec, config, outcomes, reference)
         items.append(Scored(name=f"performance: {spec.measurement}", score=round(spec.points * fraction, 2),
-                            max_score=spec.points, output=output, visibility="visible", kind="perf"))
+                            max_score=spec.points, output=output, visibility="visible", kind="perf",
+                            extra_credit=spec.extra_credit))
     return items

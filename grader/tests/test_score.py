@@ -96,3 +96,25 @@ def test_gradescope_results_shape(toy):
     assert results["extra_data"]["seed"] == 99
     text = table("50-toy", items)
     assert "FAIL toy: adds" in text and "Total" in text
+
+
+def test_extra_credit_adds_to_the_score_not_the_maximum(toy_repo: Path):
+    path = toy_repo / "labs/50-toy/lab.toml"
+    path.write_text(path.read_text() + """
+[[tests]]
+name = "toy (extra credit): faster"
+points = 4
+extra_credit = true
+""")
+    config = load_lab("50-toy", toy_repo)
+    assert config.max_points == 40 and config.extra_credit_points == 4
+    mine = outcomes()
+    mine["toy (extra credit): faster"] = CaseOutcome("toy (extra credit): faster", "failed", ["slow"])
+    items = score_lab(config, mine, outcomes())
+    perf = by_name(items)["performance: toy_kernel"]
+    assert perf.score == 20, "a failed extra-credit test must not cost core performance points"
+    from grader.report import total
+    assert total(items) == (40, 40)
+    mine["toy (extra credit): faster"] = passed("toy (extra credit): faster")
+    assert total(score_lab(config, mine, outcomes())) == (44, 40)
+    assert "(extra credit)" in table("toy", items)
