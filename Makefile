@@ -42,7 +42,7 @@ $(LABS): $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) --parallel $(JOBS) --target $@-tests
 	$(BUILD)/$@/$@-tests
 
-grade: build ## grade your labs (or LAB=.. [SUBMISSION=..]); prints a score table
+grade: ## grade your labs (or LAB=.. [SUBMISSION=..]); prints a score table
 	$(PYTHON) -m grader grade $(if $(LAB),--lab $(LAB)) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
 test: build ## build everything, then run ctest (GPU tests skip without a GPU), grader tests, skeleton check
