@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <stdexcept>
+
 #include "kit/check.hpp"
+#include "kit/params.hpp"
 #include "kit/timing.cuh"
 
 namespace kit {
@@ -64,5 +67,33 @@ void cublas_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k,
 // with `options` (it overwrites d_c).
 Ceiling cublas_matmul_ceiling(const float* d_a, const float* d_b, float* d_c, int m, int k, int n,
                               const TimingOptions& options);
+
+// A matrix product's shape, M x K times K x N, as the labs' configs give it.
+struct MatmulShape {
+  int m, k, n;
+};
+
+// A [m, k, n] lab parameter.
+inline MatmulShape shape_param(const std::string& key) {
+  const auto values = param_ints(key);
+  if (values.size() != 3) throw std::runtime_error("lab parameter '" + key + "' must be [m, k, n]");
+  return {static_cast<int>(values[0]), static_cast<int>(values[1]), static_cast<int>(values[2])};
+}
+
+// A flat [m, k, n, m, k, n, ...] lab parameter.
+inline std::vector<MatmulShape> shapes_param(const std::string& key) {
+  const auto values = param_ints(key);
+  if (values.empty() || values.size() % 3 != 0)
+    throw std::runtime_error("lab parameter '" + key + "' must list whole [m, k, n] triples");
+  std::vector<MatmulShape> shapes;
+  for (std::size_t i = 0; i < values.size(); i += 3)
+    shapes.push_back({static_cast<int>(values[i]), static_cast<int>(values[i + 1]), static_cast<int>(values[i + 2])});
+  return shapes;
+}
+
+// The expected product of these inputs, with the error bound the labs' dot_error_units parameter sets.
+inline MatmulExpected expected_for(const MatmulInputs& in) {
+  return matmul_expected(in, param_double("dot_error_units"));
+}
 
 }  // namespace kit

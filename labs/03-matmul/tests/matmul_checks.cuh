@@ -14,38 +14,17 @@
 
 namespace matmul_checks {
 
+using kit::expected_for;
+using kit::shape_param;
+using kit::shapes_param;
+using Shape = kit::MatmulShape;
+
 inline const std::string kLookAt =
     "matmul_kernel (row and column of the thread, strides of A, B and C, the loop over k) and the grid in "
     "launch_matmul, in matmul.cu";
 inline const std::string kLookAtGuard =
     "the bounds check in matmul_kernel: a thread whose row is m or more, or whose column is n or more, must not "
     "write";
-
-struct Shape {
-  int m, k, n;
-};
-
-// A [m, k, n] parameter.
-inline Shape shape_param(const std::string& key) {
-  const auto values = kit::param_ints(key);
-  if (values.size() != 3) throw std::runtime_error("lab parameter '" + key + "' must be [m, k, n]");
-  return {static_cast<int>(values[0]), static_cast<int>(values[1]), static_cast<int>(values[2])};
-}
-
-// A flat [m, k, n, m, k, n, ...] parameter.
-inline std::vector<Shape> shapes_param(const std::string& key) {
-  const auto values = kit::param_ints(key);
-  if (values.empty() || values.size() % 3 != 0)
-    throw std::runtime_error("lab parameter '" + key + "' must list whole [m, k, n] triples");
-  std::vector<Shape> shapes;
-  for (std::size_t i = 0; i < values.size(); i += 3)
-    shapes.push_back({static_cast<int>(values[i]), static_cast<int>(values[i + 1]), static_cast<int>(values[i + 2])});
-  return shapes;
-}
-
-inline kit::MatmulExpected expected_for(const kit::MatmulInputs& in) {
-  return kit::matmul_expected(in, kit::param_double("dot_error_units"));
-}
 
 // C followed by a guard zone as deep as 32 block rows: a kernel without its row
 // check writes up to a block's height of rows past the end, and one without its

@@ -13,6 +13,11 @@
 
 namespace tiled_matmul_checks {
 
+using kit::expected_for;
+using kit::shape_param;
+using kit::shapes_param;
+using Shape = kit::MatmulShape;
+
 using Launcher = void (*)(const float*, const float*, float*, int, int, int);
 
 // What the student should look at, by part and by kind of input.
@@ -44,32 +49,6 @@ struct Kernel {
 };
 inline const Kernel kTiled{launch_tiled_matmul, kLookAtGuard};
 inline const Kernel kRegisterTiled{launch_register_tiled_matmul, kLookAtRegisterGuard};
-
-struct Shape {
-  int m, k, n;
-};
-
-// A [m, k, n] parameter.
-inline Shape shape_param(const std::string& key) {
-  const auto values = kit::param_ints(key);
-  if (values.size() != 3) throw std::runtime_error("lab parameter '" + key + "' must be [m, k, n]");
-  return {static_cast<int>(values[0]), static_cast<int>(values[1]), static_cast<int>(values[2])};
-}
-
-// A flat [m, k, n, m, k, n, ...] parameter.
-inline std::vector<Shape> shapes_param(const std::string& key) {
-  const auto values = kit::param_ints(key);
-  if (values.empty() || values.size() % 3 != 0)
-    throw std::runtime_error("lab parameter '" + key + "' must list whole [m, k, n] triples");
-  std::vector<Shape> shapes;
-  for (std::size_t i = 0; i < values.size(); i += 3)
-    shapes.push_back({static_cast<int>(values[i]), static_cast<int>(values[i + 1]), static_cast<int>(values[i + 2])});
-  return shapes;
-}
-
-inline kit::MatmulExpected expected_for(const kit::MatmulInputs& in) {
-  return kit::matmul_expected(in, kit::param_double("dot_error_units"));
-}
 
 // C is followed by a guard zone deeper than a block tile: a kernel without its
 // row check writes up to a tile's height of rows past the end, and one without

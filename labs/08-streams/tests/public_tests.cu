@@ -6,14 +6,6 @@
 
 using namespace streams_checks;
 
-namespace {
-
-int fft_n() { return static_cast<int>(kit::param_int("fft_n")); }
-int streams() { return static_cast<int>(kit::param_int("streams")); }
-std::size_t small_budget() { return static_cast<std::size_t>(kit::param_int("small_budget_kib")) * 1024; }
-
-}  // namespace
-
 // ---------------------------------------------------------------------------
 // Part 1: the window
 

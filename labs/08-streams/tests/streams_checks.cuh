@@ -18,6 +18,11 @@
 
 namespace streams_checks {
 
+// The lab's usual signal length, stream count and small budget, from lab.toml.
+inline int fft_n() { return static_cast<int>(kit::param_int("fft_n")); }
+inline int streams() { return static_cast<int>(kit::param_int("streams")); }
+inline std::size_t small_budget() { return static_cast<std::size_t>(kit::param_int("small_budget_kib")) * 1024; }
+
 inline const std::string kLookAtWindow = "apply_window_kernel and launch_apply_window in streams.cu";
 inline const std::string kLookAtPipeline =
     "create_pipeline and run_pipeline in streams.cu (in the listing a row is a signal; columns 2k and 2k+1 are "

@@ -3,14 +3,6 @@
 
 using namespace streams_checks;
 
-namespace {
-
-int fft_n() { return static_cast<int>(kit::param_int("fft_n")); }
-int streams() { return static_cast<int>(kit::param_int("streams")); }
-std::size_t small_budget() { return static_cast<std::size_t>(kit::param_int("small_budget_kib")) * 1024; }
-
-}  // namespace
-
 // Offsets and sizes of a short last chunk: read from and written to the wrong
 // place, copied at full size (past the end of the output), or dropped. The
 // sizes sit one either side of multiples of the natural chunk of 32 signals.
