@@ -5,8 +5,9 @@
 #   <lab>-reference-tests    solutions/<lab>/ + the same tests
 #   <lab>-wrong-<name>-tests each deliberately wrong variant from hidden.toml
 # ctest (labels: the lab's name, and cpu or gpu):
-#   the reference's test cases, one ctest test each (gpu ones skip without a GPU);
-#   the student build's CPU-only test cases;
+#   the reference's test cases, one ctest test each (gpu ones skip without a GPU), and the
+#   student build's CPU-only ones; in the student release (no solutions/), every test case of
+#   the student build;
 #   "<lab>: test cases match the config" (cpu) and "<lab>: grader self-check" (gpu).
 # A lab that needs more (an image viewer, a trajectory writer) adds a
 # labs/<lab>/CMakeLists.txt, included after these targets exist.
@@ -83,9 +84,15 @@ function(kit_lab_ctests lab)
   math(EXPR last "${KIT_LAB_CASE_COUNT} - 1")
   foreach(i RANGE ${last})
     set(name "${KIT_LAB_CASE_${i}_NAME}")
-    set(variants reference)
-    if(NOT KIT_LAB_CASE_${i}_GPU)
-      list(APPEND variants student)  # the skeleton's GPU tests fail by design; its CPU ones must pass
+    if(TARGET ${lab}-reference-tests)
+      # The instructor's tree: the references must pass everything. The student files there are
+      # the skeleton, whose GPU tests fail by design (the self-check proves they fail cleanly).
+      set(variants reference)
+      if(NOT KIT_LAB_CASE_${i}_GPU)
+        list(APPEND variants student)
+      endif()
+    else()
+      set(variants student)  # the student release: the student's own work, every test case
     endif()
     foreach(variant IN LISTS variants)
       set(target ${lab}-${variant}-tests)
