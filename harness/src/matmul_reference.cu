@@ -1,6 +1,5 @@
 #include "kit/matmul_reference.hpp"
 
-#include <cublas_v2.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,33 +7,13 @@
 #include <limits>
 #include <string>
 
+#include "kit/cublas.hpp"
 #include "kit/cuda_check.cuh"
 #include "kit/device_buffer.cuh"
 #include "kit/random.hpp"
 
 namespace kit {
 namespace {
-
-void check_cublas(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw CudaError(std::string(call) + " failed: " + cublasGetStatusName(status) + " (" +
-                    cublasGetStatusString(status) + ")");
-}
-
-// One handle for the whole process: creating one costs far more than a small
-// product. It is never destroyed, because at exit it would be torn down after
-// the CUDA runtime it depends on.
-cublasHandle_t cublas_handle() {
-  static const cublasHandle_t handle = [] {
-    cublasHandle_t created = nullptr;
-    check_cublas(cublasCreate(&created), "cublasCreate");
-    // Plain FP32: TensorFloat-32 and BF16x9 emulation would change the
-    // arithmetic, and both need a math mode other than this one.
-    check_cublas(cublasSetMathMode(created, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-    return created;
-  }();
-  return handle;
-}
 
 // γ_k for a unit roundoff u: k u / (1 - k u), or infinity where k u >= 1.
 double gamma(int k, double unit_roundoff) {
@@ -176,8 +155,7 @@ void cublas_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k,
   const float one = 1.0f, zero = 0.0f;
   // cuBLAS is column-major, and a row-major matrix read column-major is its
   // transpose: C = A·B row-major is C^T = B^T·A^T column-major, so B goes first.
-  check_cublas(cublasSgemm(cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, d_b, n, d_a, k, &zero, d_c, n),
-               "cublasSgemm");
+  CUBLAS_CHECK(cublasSgemm(cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, d_b, n, d_a, k, &zero, d_c, n));
 }
 
 Ceiling cublas_matmul_ceiling(const float* d_a, const float* d_b, float* d_c, int m, int k, int n,

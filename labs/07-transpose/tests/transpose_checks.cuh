@@ -2,7 +2,6 @@
 // reference, the comparisons and the timing of one version against its ceilings.
 #pragma once
 
-#include <cublas_v2.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -12,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kit/cublas.hpp"
 #include "kit/kit.cuh"
 #include "transpose.cuh"
 
@@ -133,32 +133,14 @@ inline void check_barrier(const Version& v) {
 
 // --- the cuBLAS peer, used only by the timing cases --------------------------
 
-inline void check_cublas(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(call) + " failed: " + cublasGetStatusString(status));
-}
-
-class CublasHandle {
- public:
-  CublasHandle() { check_cublas(cublasCreate(&handle_), "cublasCreate"); }
-  ~CublasHandle() { cublasDestroy(handle_); }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
-
 // cuBLAS is column-major: our row-major rows x cols `in` is, to cuBLAS, a
 // cols x rows matrix A with leading dimension cols, and our cols x rows `out` is
 // a rows x cols matrix C with leading dimension rows. So out = transpose(in) is
 // C = 1 * op(A) + 0 * op(B) with op = transpose (B = A; with beta = 0 it adds nothing).
-inline void cublas_transpose(const CublasHandle& handle, const float* d_in, float* d_out, int rows, int cols) {
+inline void cublas_transpose(const float* d_in, float* d_out, int rows, int cols) {
   const float alpha = 1.0f, beta = 0.0f;
-  check_cublas(cublasSgeam(handle.get(), CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &alpha, d_in, cols, &beta, d_in,
-                           cols, d_out, rows),
-               "cublasSgeam");
+  CUBLAS_CHECK(cublasSgeam(kit::cublas_handle(), CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &alpha, d_in, cols, &beta,
+                           d_in, cols, d_out, rows));
 }
 
 // Times one version on the large timing matrix, with two ceilings measured in
@@ -180,8 +162,7 @@ inline void time_version(const Version& v) {
                           bytes, kit::RateUnit::GBps};
   kernel.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
 
-  const CublasHandle handle;
-  const kit::Timing peer = kit::time_device_work([&] { cublas_transpose(handle, d_in.data(), d_out.data(), rows, cols); },
+  const kit::Timing peer = kit::time_device_work([&] { cublas_transpose(d_in.data(), d_out.data(), rows, cols); },
                                                  options);
   kernel.ceilings.push_back({"cuBLAS Sgeam transpose", bytes / peer.median_s / 1e9});
   kit::report(kernel);
