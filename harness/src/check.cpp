@@ -26,7 +26,8 @@ std::string MismatchLog::message(const std::string& what, const CaseContext& con
     message << "; " << unwritten_ << " of them were never written (they still hold the poison)."
             << " Does the grid cover every element?";
   message << "\nFirst wrong elements (where: expected, got):";
-  for (const auto& m : first_) message << "\n  " << where(m.index, context.row_length) << ": " << m.expected << ", " << m.got;
+  for (const auto& m : first_)
+    message << "\n  " << where(m.index, context.row_length) << ": " << m.expected << ", " << m.got;
   if (!context.look_at.empty()) message << "\nLook at: " << context.look_at;
   return message.str();
 }

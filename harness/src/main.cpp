@@ -58,8 +58,8 @@ class ResultsListener : public doctest::IReporter {
 
   void log_assert(const doctest::AssertData& data) override {
     if (!data.m_failed) return;
-    std::string text = std::string(data.m_file) + ":" + std::to_string(data.m_line) + ": check failed: " +
-                       data.m_expr + " with values " + data.m_decomp.c_str();
+    std::string text = std::string(data.m_file) + ":" + std::to_string(data.m_line) + ": check failed: " + data.m_expr +
+                       " with values " + data.m_decomp.c_str();
     if (data.m_exception.size() > 0) text += "; exception: " + std::string(data.m_exception.c_str());
     messages_.push_back(text);
   }

@@ -1,6 +1,5 @@
 #include "kit/matmul_reference.hpp"
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

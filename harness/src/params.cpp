@@ -53,7 +53,8 @@ T parse(const std::string& key, const std::string& text) {
   T value{};
   stream >> value;
   if (stream.fail() || !stream.eof())
-    throw std::runtime_error("lab parameter '" + key + "' = '" + text + "' is not a number of the kind the test expects");
+    throw std::runtime_error("lab parameter '" + key + "' = '" + text +
+                             "' is not a number of the kind the test expects");
   return value;
 }
 

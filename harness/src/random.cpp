@@ -46,7 +46,8 @@ std::vector<float> Rng::uniform_floats(std::size_t count, float low, float high)
 
 std::vector<double> Rng::uniform_doubles(std::size_t count, double low, double high) {
   std::vector<double> values(count);
-  for (std::size_t i = 0; i < count; ++i) values[i] = low + (high - low) * static_cast<double>(bits(i) >> 11) * 0x1.0p-53;
+  for (std::size_t i = 0; i < count; ++i)
+    values[i] = low + (high - low) * static_cast<double>(bits(i) >> 11) * 0x1.0p-53;
   return values;
 }
 

@@ -15,8 +15,9 @@ kit::detail::MismatchLog log_of(const std::vector<float>& got, const std::vector
   kit::detail::MismatchLog log(expected.size());
   for (std::size_t i = 0; i < got.size(); ++i)
     if (!(std::fabs(got[i] - expected[i]) <= rel * std::fabs(expected[i])))
-      log.add(i, kit::is_poison(got[i]),
-              [&] { return std::pair{kit::detail::show(expected[i]), kit::detail::show(got[i])}; });
+      log.add(i, kit::is_poison(got[i]), [&] {
+        return std::pair{kit::detail::show(expected[i]), kit::detail::show(got[i])};
+      });
   return log;
 }
 
@@ -88,8 +89,7 @@ TEST_CASE("harness: a missing parameter names the key and the config file" * KIT
   CHECK_THROWS_WITH_AS(kit::param_int("no_such_key"),
                        doctest::Contains("no parameter 'no_such_key' (add it under [params] in lab.toml)"),
                        std::runtime_error);
-  CHECK_THROWS_WITH_AS(kit::param_int("name"), doctest::Contains("'name' = 'toy' is not a number"),
-                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(kit::param_int("name"), doctest::Contains("'name' = 'toy' is not a number"), std::runtime_error);
 }
 
 TEST_CASE("harness: a failed CUDA call names the call, the file and the line" * KIT_CPU_ONLY) {

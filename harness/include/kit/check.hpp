@@ -25,8 +25,8 @@ struct Tolerance {
 
 // What a failure message tells the student.
 struct CaseContext {
-  std::string input;    // the kind of input, e.g. "n = 1000003, not a multiple of the block size"
-  std::string look_at;  // where to look, e.g. "vector_add_kernel in vector_add.cu"
+  std::string input;           // the kind of input, e.g. "n = 1000003, not a multiple of the block size"
+  std::string look_at;         // where to look, e.g. "vector_add_kernel in vector_add.cu"
   std::size_t row_length = 0;  // when > 0, indices print as (row, col) of rows this long
 };
 
@@ -135,7 +135,9 @@ bool expect_guard_untouched(const std::vector<T>& guard, std::size_t first_index
   detail::MismatchLog log(guard.size());
   for (std::size_t i = 0; i < guard.size(); ++i)
     if (!is_poison(guard[i]))
-      log.add(first_index + i, false, [&] { return std::pair{std::string("untouched (past the end)"), detail::show(guard[i])}; });
+      log.add(first_index + i, false, [&] {
+        return std::pair{std::string("untouched (past the end)"), detail::show(guard[i])};
+      });
   return log.report("memory past the end of the output", context);
 }
 

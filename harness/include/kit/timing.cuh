@@ -34,17 +34,17 @@ enum class RateUnit { GBps, GFLOPs, Custom };
 
 // What a measurement is compared against, measured in the same process.
 struct Ceiling {
-  std::string name;  // e.g. "device-to-device copy", "cuBLAS SGEMM"
+  std::string name;   // e.g. "device-to-device copy", "cuBLAS SGEMM"
   double rate = 0.0;  // in the measurement's unit
 };
 
 struct Measurement {
-  std::string name;          // the name the lab config refers to, e.g. "vector_add_kernel"
+  std::string name;  // the name the lab config refers to, e.g. "vector_add_kernel"
   Timing timing;
-  double work_per_run = 0;   // bytes moved or floating-point operations, per run
+  double work_per_run = 0;  // bytes moved or floating-point operations, per run
   RateUnit unit = RateUnit::GBps;
-  std::string custom_unit;   // the unit's name when unit == RateUnit::Custom (e.g. "interactions/s")
-  double custom_scale = 1.0; // rate = work / time / custom_scale for a custom unit
+  std::string custom_unit;    // the unit's name when unit == RateUnit::Custom (e.g. "interactions/s")
+  double custom_scale = 1.0;  // rate = work / time / custom_scale for a custom unit
   std::vector<Ceiling> ceilings;
 
   double rate() const;

@@ -32,10 +32,10 @@ TEST_CASE("vector add timing: kernel on device-resident vectors" * KIT_TIMING) {
   const auto options = kit::TimingOptions::from_params();
   const double bytes = 3.0 * n * sizeof(float);  // read a and b, write c
 
-  kit::Measurement kernel{"vector_add_kernel",
-                          kit::time_device_work([&] { launch_vector_add(d_a.data(), d_b.data(), d_c.data(), n); },
-                                                options),
-                          bytes, kit::RateUnit::GBps};
+  kit::Measurement kernel{
+      "vector_add_kernel",
+      kit::time_device_work([&] { launch_vector_add(d_a.data(), d_b.data(), d_c.data(), n); }, options), bytes,
+      kit::RateUnit::GBps};
   kernel.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
   kit::report(kernel);
 
