@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from grader.config import REPO_ROOT, list_labs, load_lab
-from grader.skeleton import strip_solution
+from grader.skeleton import solution_code
 
 PRIVATE = ("solutions/",)
 # Lines this short appear in any CUDA code; they prove nothing.
@@ -34,21 +34,8 @@ def tracked_files(root: Path = REPO_ROOT) -> list[str]:
 
 def _solution_lines(root: Path) -> dict[str, str]:
     """Distinctive code lines of every solution region: line -> where it comes from."""
-    lines = {}
-    for lab in list_labs(root):
-        config = load_lab(lab, root)
-        if config.solution_dir is None:
-            continue
-        for name in config.student_files:
-            text = (config.solution_dir / name).read_text()
-            _, regions = strip_solution(text, name)
-            source = text.splitlines()
-            for region in regions:
-                for line in source[region.begin:region.end - 1]:
-                    code = line.strip()
-                    if len(code) >= MIN_LEAK_LENGTH and not code.startswith("//"):
-                        lines[code] = f"solutions/{lab}/{name}"
-    return lines
+    return {line.text.strip(): line.source for lab in list_labs(root) for line in solution_code(load_lab(lab, root))
+            if len(line.text.strip()) >= MIN_LEAK_LENGTH}
 
 
 def _secrets(root: Path) -> dict[str, str]:

@@ -96,6 +96,32 @@ def strip_solution(text: str, source: str) -> tuple[str, list[Region]]:
     return "\n".join(out) + "\n", regions
 
 
+@dataclass(frozen=True)
+class SolutionLine:
+    """A code line of a reference's solution region: what students must not be shown."""
+
+    source: str  # solutions/<lab>/<file>
+    number: int  # 1-based
+    text: str
+
+
+def solution_code(config: LabConfig) -> list[SolutionLine]:
+    """Every non-comment, non-blank line between the markers of the lab's references (none without solutions/)."""
+    if config.solution_dir is None:
+        return []
+    lines = []
+    for name in config.student_files:
+        text = (config.solution_dir / name).read_text()
+        _, regions = strip_solution(text, name)
+        source = text.splitlines()
+        for region in regions:
+            for number in range(region.begin + 1, region.end):
+                line = source[number - 1]
+                if line.strip() and not line.strip().startswith("//"):
+                    lines.append(SolutionLine(f"solutions/{config.name}/{name}", number, line))
+    return lines
+
+
 def skeleton_files(config: LabConfig) -> dict[Path, str]:
     """Each student file's path under labs/<lab>/ and its generated text."""
     if config.solution_dir is None:

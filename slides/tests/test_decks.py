@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader.config import list_labs, load_lab
-from grader.skeleton import strip_solution
+from grader.skeleton import solution_code
 
 REPO = Path(__file__).resolve().parents[2]
 SLIDES = REPO / "slides"
@@ -230,31 +230,9 @@ def distinctive(code: str) -> bool:
 
 def solution_lines(root: Path = REPO) -> dict[str, str]:
     """Normalized distinctive code lines of every solution region: line -> where it comes from."""
-    lines = {}
-    for lab in list_labs(root):
-        config = load_lab(lab, root)
-        if config.solution_dir is None:
-            continue
-        for name in config.student_files:
-            lines.update(_region_lines(config.solution_dir / name, root))
-    return lines
-
-
-def _region_lines(path: Path, root: Path) -> dict[str, str]:
-    """A reference file's distinctive code lines between BEGIN and END SOLUTION (TODOs are public)."""
-    lines = {}
-    text = path.read_text(encoding="utf-8")
-    _, regions = strip_solution(text, str(path))
-    source = text.splitlines()
-    for region in regions:
-        for number in range(region.begin, region.end - 1):   # 0-based: the lines between the markers
-            raw = source[number]
-            if raw.strip().startswith("//"):
-                continue
-            code = normalize(raw)
-            if distinctive(code):
-                lines[code] = f"{path.relative_to(root)}:{number + 1}"
-    return lines
+    return {normalize(line.text): f"{line.source}:{line.number}"
+            for lab in list_labs(root) for line in solution_code(load_lab(lab, root))
+            if distinctive(normalize(line.text))}
 
 
 def leaks(shown: list[str], reference: dict[str, str]) -> list[str]:
