@@ -2,7 +2,10 @@
 
 The instructor's tree supplies everything but the student files: tests,
 headers, harness and build files. CMake is configured for this one lab with
-KIT_STUDENT_DIR pointing at the staged submission.
+KIT_STUDENT_DIR pointing at the staged submission. When this grader run
+sandboxes, each compile of a student file runs in the OS sandbox, and before
+the link `grader link-check` refuses object files that would replace harness or
+library functions (see harness/KitLab.cmake and grader/linkcheck.py).
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import sandbox
 from grader.config import REPO_ROOT, LabConfig
 from grader.proc import run_process, scrubbed_env
 
@@ -52,6 +56,8 @@ def configure(config: LabConfig, build_dir: Path, student_dir: Path | None) -> B
                "-DCMAKE_BUILD_TYPE=Release"]
     if student_dir is not None:
         command.append(f"-DKIT_STUDENT_DIR={student_dir}")
+    # Student files compile in the sandbox whenever this grader run sandboxes (CMake's compiler launcher).
+    command.append(f"-DKIT_SANDBOX_COMPILE={'ON' if sandbox.current().enabled else 'OFF'}")
     if "CUDA_ARCH" in os.environ:
         command.append(f"-DCUDA_ARCH={os.environ['CUDA_ARCH']}")
     if shutil.which("ninja"):

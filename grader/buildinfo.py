@@ -47,6 +47,8 @@ def lab_cmake(config: LabConfig) -> str:
         f"# Generated from labs/{config.name}/lab.toml by `python3 -m grader configure`; do not edit.",
         f"set(KIT_LAB_STUDENT_FILES {_bracket(';'.join(config.student_files))})",
         f"set(KIT_LAB_LIBRARIES {_bracket(';'.join(KNOWN_LIBRARIES[lib] for lib in config.libraries))})",
+        f"set(KIT_LAB_LIBRARY_NAMES {_bracket(';'.join(config.libraries))})",
+        f"set(KIT_LAB_FORBIDDEN {_bracket(';'.join(config.forbidden))})",
         f"set(KIT_LAB_WRONG {_bracket(';'.join(w.name for w in config.wrong))})",
     ]
     timing = set(config.timing_cases)

@@ -6,23 +6,40 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader import buildinfo, record, release, report, skeleton
+from grader import buildinfo, linkcheck, record, release, report, sandbox, skeleton
 from grader.build import binary_path
 from grader.config import REPO_ROOT, ConfigError, list_labs, load_lab
 from grader.grade import GraderError, NoGpu, fresh_workroot, grade_class, grade_submission, remove_workroot
+from grader.proc import run_attached
 from grader.selfcheck import case_problems, check_lab
 
 NO_GPU_EXIT = 3
+SANDBOX_EXIT = 5
 
 
 def _labs(lab: str | None) -> list[str]:
     return [lab] if lab else list_labs()
 
 
+def _sandbox_for(untrusted: bool, no_sandbox: bool) -> None:
+    """Set this run's sandbox policy: required for untrusted code unless the TA opted out, loudly."""
+    why = sandbox.probe()
+    if no_sandbox or (why and not untrusted):
+        reason = "--no-sandbox was given" if no_sandbox else why
+        print(f"WARNING: running without the OS sandbox ({reason}). Student code can then read and write "
+              f"your files, reach the network and signal the grader; do this only with code you trust.",
+              file=sys.stderr)
+        sandbox.use(sandbox.Policy(enabled=False))
+        return
+    sandbox.use(sandbox.Policy(enabled=True))
+    sandbox.require()
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     if args.submission and not args.lab:
         print("grade: --submission needs --lab", file=sys.stderr)
         return 2
+    _sandbox_for(untrusted=bool(args.submission), no_sandbox=args.no_sandbox)
     labs = _labs(args.lab)
     totals = []
     for lab in labs:
@@ -46,6 +63,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_grade_class(args: argparse.Namespace) -> int:
+    _sandbox_for(untrusted=True, no_sandbox=args.no_sandbox)
     config = load_lab(args.lab)
     workroot = fresh_workroot()
     try:
@@ -93,6 +111,7 @@ def cmd_check_cases(args: argparse.Namespace) -> int:
 
 
 def cmd_selfcheck(args: argparse.Namespace) -> int:
+    _sandbox_for(untrusted=False, no_sandbox=args.no_sandbox)  # the grading runs exactly as a TA's would
     failed = 0
     for lab in _labs(args.lab):
         config = load_lab(lab)
@@ -107,6 +126,26 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
             print(f"  - {problem}")
         failed += bool(problems)
     return 1 if failed else 0
+
+
+def cmd_link_check(args: argparse.Namespace) -> int:
+    libraries = [Path(p) for p in args.libraries] + linkcheck.system_libraries()
+    found = linkcheck.problems([Path(p) for p in args.student], [Path(p) for p in args.instructor],
+                               linkcheck.library_definitions(libraries, Path(args.cache_dir)),
+                               tuple(args.lab_libraries), tuple(args.forbidden))
+    for problem in found:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if found else 0
+
+
+def cmd_sandboxed_compile(args: argparse.Namespace) -> int:
+    """A compiler command run in the sandbox (CMake's launcher for student files when grading)."""
+    sandbox.use(sandbox.Policy(enabled=True))
+    sandbox.require()
+    spec = sandbox.Spec(writable=tuple(Path(p) for p in args.writable),
+                        readable=tuple(Path(p) for p in args.readable), limits=sandbox.COMPILE_LIMITS)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    return run_attached(command, spec)
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -142,6 +181,7 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--results-dir", default="build/grades", help="where results go when grading every lab")
     grade.add_argument("--no-reference", action="store_true", help="skip building and timing the reference")
     grade.add_argument("--keep", action="store_true", help="keep the build and run folders")
+    grade.add_argument("--no-sandbox", action="store_true", help="grade untrusted code without the OS sandbox (only where none can run; see README)")
     grade.set_defaults(run=cmd_grade)
 
     klass = commands.add_parser("grade-class", help="grade every submission in a folder; writes a gradebook")
@@ -149,6 +189,7 @@ def parser() -> argparse.ArgumentParser:
     klass.add_argument("--submissions", required=True, help="a folder with one folder or .zip per student")
     klass.add_argument("--out", required=True, help="where per-student results and gradebook.csv go")
     klass.add_argument("--keep", action="store_true")
+    klass.add_argument("--no-sandbox", action="store_true", help="grade untrusted code without the OS sandbox (only where none can run; see README)")
     klass.set_defaults(run=cmd_grade_class)
 
     skel = commands.add_parser("skeleton", help="regenerate student skeletons from the references")
@@ -160,6 +201,7 @@ def parser() -> argparse.ArgumentParser:
     selfcheck.add_argument("--lab")
     selfcheck.add_argument("--build-dir", default="build")
     selfcheck.add_argument("--keep", action="store_true")
+    selfcheck.add_argument("--no-sandbox", action="store_true", help="run the self-check without the OS sandbox")
     selfcheck.set_defaults(run=cmd_selfcheck)
 
     cases = commands.add_parser("check-cases", help="compare a test program's cases with its lab config")
@@ -177,6 +219,22 @@ def parser() -> argparse.ArgumentParser:
     rel = commands.add_parser("release", help="copy the student release (no solutions/) and check it for leaks")
     rel.add_argument("--out", required=True)
     rel.set_defaults(run=cmd_release)
+
+    link = commands.add_parser("link-check", help="(used by CMake) refuse student objects that replace harness or "
+                               "library functions or call what student code may not")
+    link.add_argument("--student", nargs="+", required=True, help="the student's object files")
+    link.add_argument("--instructor", nargs="+", required=True, help="the tests' and harness's object files")
+    link.add_argument("--libraries", nargs="*", default=[], help="libraries in the link besides the system's")
+    link.add_argument("--lab-libraries", nargs="*", default=[], help="library names the lab allows (cublas, cufft)")
+    link.add_argument("--forbidden", nargs="*", default=[], help="name prefixes the lab forbids (lab.toml)")
+    link.add_argument("--cache-dir", required=True)
+    link.set_defaults(run=cmd_link_check)
+
+    compile_ = commands.add_parser("sandboxed-compile", help="(used by CMake) run a compiler command in the sandbox")
+    compile_.add_argument("--readable", nargs="*", default=[])
+    compile_.add_argument("--writable", nargs="*", default=[])
+    compile_.add_argument("command", nargs=argparse.REMAINDER)
+    compile_.set_defaults(run=cmd_sandboxed_compile)
 
     configure = commands.add_parser("configure", help="(used by CMake) write a lab's build files")
     configure.add_argument("--lab", required=True)
@@ -199,3 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     except GraderError as error:
         print(f"grader problem (not the submission's fault): {error}", file=sys.stderr)
         return 4
+    except sandbox.SandboxUnavailable as error:
+        print(f"Refusing to grade untrusted code: the OS sandbox cannot run here ({error}).\n"
+              f"Install bubblewrap (apt-get install bubblewrap) on a machine that allows user namespaces, or, "
+              f"knowing that student code then runs with your rights, pass --no-sandbox.", file=sys.stderr)
+        return SANDBOX_EXIT

@@ -11,12 +11,18 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.sandbox import Limits
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LAB_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
 # doctest's --test-case filter splits on commas and treats * ? [ ] as wildcards.
 UNSAFE_IN_CASE_NAMES = re.compile(r"[,*?\[\]\\;\"]")
 KNOWN_LIBRARIES = {"cublas": "CUDA::cublas", "cufft": "CUDA::cufft"}
 VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
+GIB, MIB = 1 << 30, 1 << 20
+# What one test program may take in the sandbox, unless [grading] says otherwise: the labs' largest
+# tests hold a few GiB of host memory (2^28-element inputs and their CPU references).
+DEFAULT_RUN_LIMITS = Limits(memory_bytes=24 * GIB, processes=256, file_bytes=256 * MIB)
 
 
 class ConfigError(Exception):
@@ -74,6 +80,7 @@ class LabConfig:
     tests: tuple[TestSpec, ...]
     perf: tuple[PerfSpec, ...]
     wrong: tuple[WrongSpec, ...] = field(default=())
+    run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
 
     @property
     def timing_cases(self) -> tuple[str, ...]:
@@ -257,4 +264,14 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         full_at=full_at, zero_at=zero_at, hidden_visibility=visibility, grading_seed=seed,
         params=params, tests=tuple(tests), perf=tuple(perf),
         wrong=tuple(_wrong(hidden.get("wrong", []), student_files, hidden_where)),
+        run_limits=_run_limits(grading, f"{where} [grading]"),
     )
+
+
+def _run_limits(grading: dict, where: str) -> Limits:
+    """The sandbox's caps on one test program: memory_limit_gb, process_limit, file_limit_mb."""
+    default = DEFAULT_RUN_LIMITS
+    return Limits(
+        memory_bytes=int(_number(grading, "memory_limit_gb", where, default.memory_bytes / GIB, minimum=1) * GIB),
+        processes=int(_number(grading, "process_limit", where, default.processes, minimum=16)),
+        file_bytes=int(_number(grading, "file_limit_mb", where, default.file_bytes / MIB, minimum=1) * MIB))

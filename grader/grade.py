@@ -48,7 +48,7 @@ def seed_for(config: LabConfig) -> int | None:
 def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | None = None) -> Evaluation:
     """Run a built test program's test cases (all the config names, unless `cases` says which)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    listing = run.list_cases(binary, workdir)
+    listing = run.list_cases(binary, workdir, config.run_limits)
     if listing.problem and not listing.cases:
         return Evaluation(info=listing.info, outcomes={
             name: run.CaseOutcome(name, "crashed", [f"The test program could not start: {listing.problem}"])
@@ -58,7 +58,7 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
     timeouts = {t.name: t.timeout_s for t in config.tests}
     wanted = cases if cases is not None else list(config.all_case_names)
     outcomes = run.run_cases(binary, [(name, timeouts.get(name, config.timeout_s)) for name in wanted],
-                             workdir, seed_for(config))
+                             workdir, seed_for(config), config.run_limits)
     return Evaluation(info=listing.info, outcomes=outcomes)
 
 

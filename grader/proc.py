@@ -3,7 +3,8 @@
 Every child runs in a process group of its own, with a timeout that kills the
 whole group (a submission's stray children too), and its output goes to a file
 of which only the tail is kept, so a program that prints without end cannot
-fill the grader's memory.
+fill the grader's memory. A child that runs or compiles student code runs in
+the OS sandbox (`grader.sandbox`) when given a sandbox spec.
 """
 from __future__ import annotations
 
@@ -15,10 +16,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import sandbox
+
 OUTPUT_TAIL_BYTES = 16_000
 # Variables a CUDA program needs from the grader's environment; nothing else passes.
 PASSED_THROUGH = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "NVIDIA_VISIBLE_DEVICES",
                   "NVIDIA_DRIVER_CAPABILITIES")
+
+# What a signal usually means for a test program, in words a student can act on.
+SIGNAL_MEANINGS = {
+    "SIGSEGV": " (a host pointer used wrongly: a device pointer read on the host, or memory past an array's end)",
+    "SIGABRT": " (an uncaught error or a failed assertion)",
+    "SIGXFSZ": " (it wrote more output or file data than the grader allows)",
+    "SIGXCPU": " (it used more CPU time than the grader allows)",
+    "SIGKILL": " (stopped from outside, usually for taking more memory than the grader allows)",
+}
 
 
 @dataclass(frozen=True)
@@ -32,16 +44,27 @@ class ProcessResult:
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out
 
+    @property
+    def signal(self) -> int | None:
+        """The signal that ended the program, if one did (the sandbox reports it as exit code 128 + N)."""
+        code = self.returncode
+        if code is None:
+            return None
+        if code < 0:
+            return -code
+        return code - 128 if 128 < code < 128 + 65 else None
+
     def describe_exit(self) -> str:
         if self.timed_out:
             return f"did not finish within its time limit and was killed after {self.seconds:.0f} s"
-        if self.returncode is not None and self.returncode < 0:
-            try:
-                name = signal.Signals(-self.returncode).name
-            except ValueError:
-                name = f"signal {-self.returncode}"
-            return f"was killed by {name}"
-        return f"exited with code {self.returncode}"
+        number = self.signal
+        if number is None:
+            return f"exited with code {self.returncode}"
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"was killed by {name}{SIGNAL_MEANINGS.get(name, '')}"
 
 
 def scrubbed_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -52,7 +75,12 @@ def scrubbed_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, s
     return env
 
 
-def run_process(command: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> ProcessResult:
+def run_process(command: list[str], cwd: Path, env: dict[str, str], timeout_s: float,
+                confined: sandbox.Spec | None = None) -> ProcessResult:
+    """Run `command` to completion or timeout; `confined` puts it in the sandbox (when the policy is on)."""
+    if confined is not None:
+        sandbox.prepare(confined)
+        command = sandbox.wrap(command, confined)
     with tempfile.TemporaryFile() as log:
         start = time.monotonic()
         try:
@@ -82,3 +110,18 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def tool_output(command: list[str], stdin: str = "", timeout_s: float = 120) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of a trusted tool reading files (nm, objdump, c++filt); all of stdout is kept."""
+    try:
+        done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return 127, "", str(error)
+    return done.returncode, done.stdout, done.stderr
+
+
+def run_attached(command: list[str], confined: sandbox.Spec) -> int:
+    """Run `command` in the sandbox with this process's standard streams (a compiler under the build tool)."""
+    sandbox.prepare(confined)
+    return subprocess.run(sandbox.wrap(command, confined), check=False).returncode

@@ -1,8 +1,11 @@
 """Run: execute a lab's test program one test case at a time and read back what happened.
 
-Each test case runs in a process of its own, so a crash or a hang costs that
-case alone, with its own timeout. What passed, failed and measured is read
-from the results file the harness writes, never from the console output.
+Each test case runs in a process of its own, in the OS sandbox, so a crash or a
+hang costs that case alone, with its own timeout. What passed, failed and
+measured is read from the results file the harness writes, never from the
+console output. A submission has a budget: once one of its cases runs out of
+time or memory, the rest are not run, so one hostile submission costs the
+class about one timeout.
 """
 from __future__ import annotations
 
@@ -11,9 +14,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import sandbox
 from grader.proc import ProcessResult, run_process, scrubbed_env
 
 LISTING_TIMEOUT_S = 60
+# What a test program's exit or output says when it ran out of host memory under the sandbox's limit.
+OUT_OF_MEMORY_SIGNS = ("std::bad_alloc", "SIGKILL", "Cannot allocate memory")
 
 
 @dataclass
@@ -28,7 +34,7 @@ class RunInfo:
 @dataclass
 class CaseOutcome:
     name: str
-    status: str  # passed, failed, crashed, timed_out, not_found
+    status: str  # passed, failed, crashed, timed_out, not_found, not_run
     messages: list[str] = field(default_factory=list)
     timings: list[dict] = field(default_factory=list)
     seconds: float = 0.0
@@ -78,23 +84,33 @@ def _env(workdir: Path, results: Path, seed: int | None) -> dict[str, str]:
     return scrubbed_env(workdir, extra)
 
 
-def list_cases(binary: Path, workdir: Path) -> Listing:
+def confinement(binary: Path, workdir: Path, limits: sandbox.Limits | None) -> sandbox.Spec:
+    """A test program sees its own file and its lab's parameters, writes only its folder, and uses the GPU."""
+    params = binary.parent / "params.txt"  # read from beside the program (harness/src/params.cpp)
+    readable = (binary, params) if params.is_file() else (binary,)
+    return sandbox.Spec(writable=(workdir,), readable=readable, gpu=True, limits=limits)
+
+
+def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None) -> Listing:
     """Ask the program which test cases it has (and which GPU it sees); needs no GPU."""
     results = workdir / "listing.jsonl"
     results.unlink(missing_ok=True)
     process = run_process([str(binary), "--list-test-cases", "--no-colors"], cwd=workdir,
-                          env=_env(workdir, results, None), timeout_s=LISTING_TIMEOUT_S)
+                          env=_env(workdir, results, None), timeout_s=LISTING_TIMEOUT_S,
+                          confined=confinement(binary, workdir, limits))
     records = read_records(results)
     cases = {r["case"]: r.get("suite", "") for r in records if r.get("kind") == "listed"}
     problem = "" if process.ok else f"the test program {process.describe_exit()}:\n{process.output[-2000:]}"
     return Listing(info=_run_info(records), cases=cases, problem=problem)
 
 
-def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None) -> CaseOutcome:
+def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None,
+             limits: sandbox.Limits | None = None) -> CaseOutcome:
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
     process = run_process([str(binary), f"--test-case={case}", "--no-colors"], cwd=workdir,
-                          env=_env(workdir, results, seed), timeout_s=timeout_s)
+                          env=_env(workdir, results, seed), timeout_s=timeout_s,
+                          confined=confinement(binary, workdir, limits))
     return _outcome(case, read_records(results), process)
 
 
@@ -123,6 +139,27 @@ def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutc
         timings, process.seconds, tail)
 
 
-def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None) -> dict[str, CaseOutcome]:
-    """Run (name, timeout) test cases one by one."""
-    return {name: run_case(binary, name, timeout, workdir, seed) for name, timeout in cases}
+def exhausted(outcome: CaseOutcome) -> bool:
+    """Did this case run out of time or memory (so the submission's budget is spent)?"""
+    if outcome.status == "timed_out":
+        return True
+    text = " ".join(outcome.messages) + outcome.output_tail
+    return outcome.status == "crashed" and any(sign in text for sign in OUT_OF_MEMORY_SIGNS)
+
+
+def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
+              limits: sandbox.Limits | None = None) -> dict[str, CaseOutcome]:
+    """Run (name, timeout) test cases one by one, until one runs out of time or memory."""
+    outcomes: dict[str, CaseOutcome] = {}
+    spent: CaseOutcome | None = None
+    for name, timeout in cases:
+        if spent is not None:
+            outcomes[name] = CaseOutcome(name, "not_run", [
+                f"Not run: test case '{spent.name}' of this submission already ran out of time or memory "
+                f"({spent.messages[0] if spent.messages else spent.status}). Once that happens the remaining "
+                f"cases are skipped, so fix that case first; its message says what happened."])
+            continue
+        outcomes[name] = run_case(binary, name, timeout, workdir, seed, limits)
+        if exhausted(outcomes[name]):
+            spent = outcomes[name]
+    return outcomes

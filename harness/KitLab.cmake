@@ -31,6 +31,10 @@ function(kit_add_lab lab)
     list(APPEND config_files ${solution_dir}/hidden.toml)
   endif()
   include(${out}/lab.cmake)
+  set(KIT_LAB_HARNESS_EXTRAS)
+  if(cublas IN_LIST KIT_LAB_LIBRARY_NAMES)
+    set(KIT_LAB_HARNESS_EXTRAS kit_harness_cublas)
+  endif()
   if(EXISTS ${solution_dir})
     list(TRANSFORM KIT_LAB_STUDENT_FILES PREPEND ${solution_dir}/ OUTPUT_VARIABLE reference_files)
     list(APPEND config_files ${reference_files})  # the wrong variants are made from them
@@ -49,7 +53,7 @@ function(kit_add_lab lab)
     target_compile_definitions(${lab}-test-objects PUBLIC KIT_HIDDEN_TESTS)
   endif()
   target_include_directories(${lab}-test-objects PUBLIC ${lab_dir} ${lab_dir}/tests)
-  target_link_libraries(${lab}-test-objects PUBLIC kit_harness ${KIT_LAB_LIBRARIES})
+  target_link_libraries(${lab}-test-objects PUBLIC kit_harness ${KIT_LAB_HARNESS_EXTRAS} ${KIT_LAB_LIBRARIES})
 
   set(student_dir ${lab_dir})
   if(KIT_STUDENT_DIR)
@@ -72,12 +76,46 @@ function(kit_add_lab lab)
 endfunction()
 
 # One test program: the lab's student files from `source_dir`, linked with the lab's tests.
+#
+# The student files are compiled on their own (<target>-student), with only the lab's header
+# and the harness's error checks in view; when KIT_SANDBOX_COMPILE is on (grading untrusted
+# code) each compile runs in the grader's OS sandbox, which shows it nothing of solutions/.
+# Before the link, `grader link-check` refuses student objects that would replace a harness
+# or library function or call outside what student code may call; the instructor's objects
+# come first in the link.
 function(kit_lab_variant lab target source_dir)
   list(TRANSFORM KIT_LAB_STUDENT_FILES PREPEND ${source_dir}/ OUTPUT_VARIABLE sources)
-  add_executable(${target} ${sources})
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/labs/${lab})
-  target_link_libraries(${target} PRIVATE ${lab}-test-objects kit_test_main kit_harness ${KIT_LAB_LIBRARIES})
+  set(student ${target}-student)
+  add_library(${student} STATIC ${sources})
+  target_include_directories(${student} PRIVATE ${PROJECT_SOURCE_DIR}/labs/${lab})
+  target_link_libraries(${student} PRIVATE kit_student_api ${KIT_LAB_LIBRARIES})
+  if(KIT_SANDBOX_COMPILE)
+    set(launcher ${CMAKE_COMMAND} -E env PYTHONPATH=${PROJECT_SOURCE_DIR} ${Python3_EXECUTABLE} -m grader
+        sandboxed-compile --readable ${PROJECT_SOURCE_DIR}/labs/${lab} ${PROJECT_SOURCE_DIR}/harness/include
+        ${source_dir} --writable ${CMAKE_BINARY_DIR}/CMakeFiles/${student}.dir --)
+    set_target_properties(${student} PROPERTIES CUDA_COMPILER_LAUNCHER "${launcher}"
+                                                CXX_COMPILER_LAUNCHER "${launcher}")
+  endif()
+
+  add_executable(${target} $<TARGET_OBJECTS:kit_test_main>)
+  target_link_libraries(${target} PRIVATE ${lab}-test-objects kit_harness ${KIT_LAB_HARNESS_EXTRAS} ${student}
+                                          ${KIT_LAB_LIBRARIES})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${lab})
+  set(harness_extra_objects)
+  foreach(extra IN LISTS KIT_LAB_HARNESS_EXTRAS)
+    list(APPEND harness_extra_objects $<TARGET_OBJECTS:${extra}>)
+  endforeach()
+  set(libraries $<TARGET_FILE:CUDA::cudart> $<TARGET_FILE:CUDA::cudart_static>)
+  foreach(library IN LISTS KIT_LAB_LIBRARIES)
+    list(APPEND libraries $<TARGET_FILE:${library}>)
+  endforeach()
+  add_custom_command(TARGET ${target} PRE_LINK
+    COMMAND ${Python3_EXECUTABLE} -m grader link-check --cache-dir ${CMAKE_BINARY_DIR}
+            --lab-libraries ${KIT_LAB_LIBRARY_NAMES} --student $<TARGET_OBJECTS:${student}>
+            --forbidden ${KIT_LAB_FORBIDDEN}
+            --instructor $<TARGET_OBJECTS:${lab}-test-objects> $<TARGET_OBJECTS:kit_test_main>
+            $<TARGET_OBJECTS:kit_harness> ${harness_extra_objects} --libraries ${libraries}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} COMMAND_EXPAND_LISTS VERBATIM)
 endfunction()
 
 function(kit_lab_ctests lab)

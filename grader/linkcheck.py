@@ -1,0 +1,173 @@
+"""Link check: what a student's compiled code may define and call, checked before it is linked.
+
+Student code is linked into the same test program as the harness that times
+and checks it, so the build refuses student object files that could change
+that harness from inside:
+
+- a definition of a function or variable that a library in the link also
+  defines (the C library's clock_gettime, the CUDA runtime's
+  cudaEventElapsedTime, libstdc++'s steady_clock::now): the executable's copy
+  would replace the library's for the harness too;
+- a strong definition of a symbol that the harness or the tests define (the
+  linker would stop on it anyway; this says why). Weak definitions (inline
+  functions and template instances from shared headers) are fine: the
+  instructor's objects come first in the link, so their copies are the ones
+  kept;
+- a call to anything outside the allowed set (the CUDA runtime, the C++
+  runtime, maths, console output, the lab's libraries, the harness's CUDA
+  error checks): no files, processes, signals, threads, dynamic loading or raw
+  system calls; and no system-call instruction in the compiled host code.
+
+CMake runs it before linking each lab test program (`python3 -m grader
+link-check`); a refusal is a build error that names the file, the symbol and
+the reason.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.proc import tool_output
+
+# Calls student code may make, as patterns over mangled names. Everything else is refused.
+ALLOWED_CALLS = tuple(re.compile(p) for p in (
+    r"cuda[A-Z]\w*", r"__cuda\w*", r"__nv\w*", r"__fatbinwrap\w*",  # the CUDA runtime and nvcc's own glue
+    r"_Zn[wa]m\w*", r"_Zd[la]Pv\w*",  # operator new and delete
+    r"__cxa_\w+", r"__gxx_personality_v0", r"_Unwind_Resume", r"__dso_handle", r"__stack_chk_fail",
+    r"_ZT[VIS]\w+",  # vtables and type information
+    r"_ZSt\d*__throw_\w+", r"_ZSt9terminatev",  # errors thrown by the standard library
+    r"_ZNSt\d*(?:__cxx11::)?\d*basic_string\w*", r"_ZNSt7__cxx1112basic_string\w*", r"_ZNKSt7__cxx1112basic_string\w*",
+    r"_ZNSt8ios_base4Init\w*", r"_ZSt4cout", r"_ZSt4cerr", r"_ZSt4endl\w*",
+    r"_ZNSo\w*", r"_ZNKSo\w*", r"_ZStlsISt11char_traitsIcEERSt13basic_ostreamIcT_ES5_PKc",
+    r"_ZSt16__ostream_insert\w*", r"_GLOBAL_OFFSET_TABLE_",
+    r"_ZNK?St\d+(?:exception|runtime_error|logic_error|invalid_argument|out_of_range|length_error|overflow_error"
+    r"|range_error|domain_error|bad_alloc)\w*",
+    r"_ZSt7nothrow", r"_ZSt28__throw_bad_array_new_lengthv",
+    r"_ZSt18_Rb_tree_\w+", r"_ZSt29_Rb_tree_insert_and_rebalance\w*", r"_ZNSt8__detail15_List_node_base\w*",
+    r"_ZNSt6chrono3_V212steady_clock3nowEv",  # reading the clock is harmless: the harness's clock is its own
+    r"(?:__)?(?:mem(?:cpy|set|move|cmp)|str(?:len|cmp|ncmp|chr))(?:_chk)?",
+    r"(?:__)?(?:printf|puts|putchar|snprintf|sprintf|vsnprintf|fputs|fputc|fwrite|fflush)(?:_chk)?", r"stdout", r"stderr",
+    r"(?:f|l|ll)?(?:abs|div)", r"(?:sqrt|cbrt|exp|exp2|expm1|log|log2|log10|log1p|pow|sin|cos|tan|asin|acos|atan|atan2"
+    r"|sinh|cosh|tanh|floor|ceil|round|lround|llround|trunc|fmod|remainder|fmin|fmax|fma|hypot|frexp|ldexp|modf"
+    r"|erf|erfc|lgamma|tgamma|nan|nearbyint|rint|lrint|copysign|nextafter|ilogb|scalbn|isnan|isinf)[fl]?",
+    r"__(?:isnan|isinf|finite)[fl]?", r"__errno_location", r"qsort", r"bsearch", r"rand", r"srand",
+    r"(?:malloc|calloc|realloc|free|aligned_alloc|posix_memalign)", r"atexit",
+    r"_ZN3kit\w*cuda\w*", r"_ZN3kit\w*Cuda\w*",  # the harness's CUDA error checks (CUDA_CHECK)
+))
+# The libraries a lab may link, by the config's name, and the calls that come with them.
+LIBRARY_CALLS = {"cublas": re.compile(r"cublas\w*"), "cufft": re.compile(r"cufft\w*")}
+# Host instructions that enter the kernel directly, as objdump prints them.
+SYSTEM_CALL_INSTRUCTION = re.compile(r"\t(?:syscall|sysenter|int\s+\$0x80|svc\s+#?0x?0)\b")
+
+
+class LinkRefused(Exception):
+    """The student's object files may not be linked; the message says which symbol and why."""
+
+
+@dataclass(frozen=True)
+class Symbol:
+    name: str
+    kind: str  # nm's letter: T/D/B/R (strong), W/V/u (weak or unique), U (undefined)
+
+    @property
+    def weak(self) -> bool:
+        return self.kind in "WVwvu"
+
+
+def symbols(path: Path, dynamic: bool = False) -> list[Symbol]:
+    """The external symbols of an object file, archive or (dynamic=True) shared library."""
+    command = ["nm", "-P", "-g"] + (["-D"] if dynamic else []) + [str(path)]
+    _, output, _ = tool_output(command)
+    found = []
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and len(parts[1]) == 1 and not parts[0].endswith(":"):
+            found.append(Symbol(parts[0].split("@")[0], parts[1]))
+    return found
+
+
+def library_definitions(libraries: list[Path], cache_dir: Path) -> dict[str, str]:
+    """Every symbol the libraries define -> the library's file name (cached, the lists are long)."""
+    key = hashlib.sha256(json.dumps([(str(p), p.stat().st_mtime_ns) for p in libraries]).encode()).hexdigest()[:16]
+    cache = cache_dir / f"link-check-libraries-{key}.json"
+    if cache.is_file():
+        return json.loads(cache.read_text())
+    defined: dict[str, str] = {}
+    for library in libraries:
+        shared = ".so" in library.name
+        for symbol in symbols(library, dynamic=shared):
+            if symbol.kind != "U":
+                defined.setdefault(symbol.name, library.name)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(defined))
+    return defined
+
+
+def _demangle(names: list[str]) -> dict[str, str]:
+    _, output, _ = tool_output(["c++filt"], stdin="\n".join(names))
+    lines = output.splitlines()
+    return dict(zip(names, lines)) if len(lines) == len(names) else {n: n for n in names}
+
+
+def problems(student: list[Path], instructor: list[Path], library_symbols: dict[str, str],
+             allowed_libraries: tuple[str, ...], forbidden: tuple[str, ...] = ()) -> list[str]:
+    """What is wrong with the student's object files, one sentence each (empty: they may be linked)."""
+    instructor_defined: dict[str, Symbol] = {}
+    for path in instructor:
+        for symbol in symbols(path):
+            if symbol.kind != "U":
+                instructor_defined.setdefault(symbol.name, symbol)
+    allowed = ALLOWED_CALLS + tuple(LIBRARY_CALLS[lib] for lib in allowed_libraries)
+    found: list[tuple[Path, str, str]] = []  # (file, mangled name, why)
+    own = {path: symbols(path) for path in student}
+    student_defined = {s.name for listed in own.values() for s in listed if s.kind != "U"}
+    for path in student:
+        for symbol in own[path]:
+            if symbol.kind == "U":
+                banned = next((f for f in forbidden if symbol.name.lower().startswith(f.lower())), None)
+                if banned:
+                    found.append((path, symbol.name, f"calls it, and this lab does not allow {banned} in student "
+                                  f"code"))
+                elif symbol.name not in student_defined and not any(p.fullmatch(symbol.name) for p in allowed):
+                    found.append((path, symbol.name, "calls it, and student code may only call the CUDA runtime, "
+                                  "the C++ runtime, maths functions, console output and the lab's libraries"))
+            elif symbol.name in library_symbols:
+                found.append((path, symbol.name, f"defines it, and it belongs to {library_symbols[symbol.name]}: "
+                              f"student code may not replace library functions (rename yours)"))
+            elif not symbol.weak and symbol.name in instructor_defined:
+                found.append((path, symbol.name, "defines it, and it belongs to the test harness: student code "
+                              "may not replace harness functions (rename yours)"))
+        if _has_system_call(path):
+            found.append((path, "", "its compiled host code makes a system call directly (inline assembly); "
+                          "student code may not"))
+    names = _demangle([name for _, name, _ in found if name])
+    return [f"{_source_name(path)}: '{names.get(name, name)}': {why}" if name else f"{_source_name(path)}: {why}"
+            for path, name, why in found]
+
+
+def _has_system_call(path: Path) -> bool:
+    _, output, _ = tool_output(["objdump", "-d", "--no-show-raw-insn", str(path)])
+    return bool(SYSTEM_CALL_INSTRUCTION.search(output))
+
+
+def _source_name(object_path: Path) -> str:
+    """vector_add.cu for .../vector_add.cu.o."""
+    return object_path.name.removesuffix(".o")
+
+
+SYSTEM_LIBRARIES = ("libstdc++.so.6", "libc.so.6", "libm.so.6", "libgcc_s.so.1", "libpthread.so.0", "libdl.so.2",
+                    "librt.so.1")
+
+
+def system_libraries() -> list[Path]:
+    """The C and C++ runtime libraries every test program links, where the C++ compiler finds them."""
+    found = []
+    for name in SYSTEM_LIBRARIES:
+        _, output, _ = tool_output(["c++", f"-print-file-name={name}"])
+        path = Path(output.strip())
+        if path.is_absolute() and path.is_file():
+            found.append(path.resolve())
+    return found

@@ -1,0 +1,210 @@
+"""The OS sandbox around every process that compiles or runs student code.
+
+bubblewrap (Debian's `bubblewrap`) builds a world for the process out of
+namespaces: it sees the system's programs and libraries read-only, the folders
+it is given, a private /tmp, the GPU's device files when it runs on the GPU,
+and nothing else of the file system (not the grader's tree, not solutions/, not
+other students' folders). It has no network, its own process-ID namespace and
+terminal session (it cannot see or signal the grader or anything else), and
+dies with the grader. util-linux's `prlimit` then caps what the process may
+take: memory, processes, file size, open files and CPU time.
+
+When the grader runs as root, the sandboxed process also runs as the
+unprivileged user `nobody` (util-linux's `setpriv`): Linux does not apply the
+process cap to root, and a process that is not root outside its namespace has
+nothing to gain from leaving it. Its writable folders are handed to that user
+first.
+
+The policy is set once per grader run (`use`); `proc.run_process` asks
+`prepare` and `wrap` for the command line. Where bubblewrap cannot run (not
+installed, or user namespaces are off), grading untrusted code is refused
+unless the TA asked for it without a sandbox, loudly.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# System folders a compiler or a CUDA program needs, read-only. /usr holds the
+# CUDA toolkit and the NVIDIA driver's libraries on the machines we know of;
+# `extra_system_paths` adds others.
+SYSTEM_PATHS = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
+GPU_DEVICE_GLOBS = ("nvidia*", "nvidia-caps", "dri")
+PRIVATE_TMP_BYTES = 1 << 30
+UNPRIVILEGED_ID = 65534  # nobody, nogroup
+
+
+class SandboxUnavailable(Exception):
+    """Untrusted code was to run, and no sandbox can be had here."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on one sandboxed process tree (prlimit)."""
+
+    memory_bytes: int  # RLIMIT_DATA: heap and private writable mappings (RLIMIT_AS would stop CUDA)
+    processes: int  # RLIMIT_NPROC
+    file_bytes: int  # RLIMIT_FSIZE: the largest file it may write
+    open_files: int = 1024
+    cpu_s: int | None = None  # RLIMIT_CPU; None: only the wall-clock timeout applies
+
+    def prlimit_args(self) -> list[str]:
+        args = [f"--data={self.memory_bytes}", f"--nproc={self.processes}", f"--fsize={self.file_bytes}",
+                f"--nofile={self.open_files}", "--core=0"]
+        if self.cpu_s is not None:
+            args.append(f"--cpu={self.cpu_s}")
+        return args
+
+
+# A compiler run on student code: a template or include bomb hits these, not the machine.
+COMPILE_LIMITS = Limits(memory_bytes=8 << 30, processes=64, file_bytes=512 << 20, cpu_s=300)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one sandboxed process may see and use."""
+
+    writable: tuple[Path, ...]  # bound read-write at the same path
+    readable: tuple[Path, ...] = ()  # bound read-only at the same path
+    gpu: bool = False  # the GPU's device files
+    limits: Limits | None = None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How this grader run treats untrusted code."""
+
+    enabled: bool  # sandbox every process that compiles or runs student code
+    extra_system_paths: tuple[str, ...] = field(default_factory=tuple)
+
+
+_policy = Policy(enabled=False)
+
+
+def use(policy: Policy) -> None:
+    """Set the policy for this grader run (the command line does, once)."""
+    global _policy
+    _policy = policy
+
+
+def current() -> Policy:
+    return _policy
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=1)
+def _working_mode() -> tuple[str, str]:
+    """("drop", "") when root and a sandbox as nobody works; ("plain", note) when a sandbox works as we are;
+    ("", why not) when none does."""
+    bwrap, prlimit = bwrap_path(), shutil.which("prlimit")
+    if bwrap is None:
+        return "", "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    if prlimit is None:
+        return "", "prlimit is not installed (Debian/Ubuntu: apt-get install util-linux)"
+    from grader.proc import tool_output  # proc wraps commands with this module: import it late
+
+    errors = ""
+    for mode in (["drop", "plain"] if _is_root() and shutil.which("setpriv") else ["plain"]):
+        code, _, errors = tool_output(_command(["true"], Spec(writable=()), Policy(enabled=True), mode), timeout_s=30)
+        if code == 0:
+            note = ("the grader runs as root and the sandbox could not run as nobody, so the cap on processes "
+                    "does not apply (Linux exempts root); run the grader as an ordinary user"
+                    if mode == "plain" and _is_root() else "")
+            return mode, note
+    return "", (f"bubblewrap could not create its namespaces here ({errors.strip()}); user namespaces may be "
+                f"disabled (sysctl kernel.unprivileged_userns_clone=1, or user.max_user_namespaces > 0), or a "
+                f"container forbids them")
+
+
+def probe() -> str:
+    """"" when bubblewrap works here, else why not (for the TA)."""
+    return _working_mode()[1] if not _working_mode()[0] else ""
+
+
+def caveat() -> str:
+    """What the TA should know about the sandbox that does work here ("" when nothing)."""
+    return _working_mode()[1] if _working_mode()[0] else ""
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def require() -> None:
+    """Raise SandboxUnavailable, with the reason, when the policy wants a sandbox and none works."""
+    if _policy.enabled and (why := probe()):
+        raise SandboxUnavailable(why)
+
+
+def prepare(spec: Spec) -> None:
+    """Make the folders the sandbox binds usable by the user it runs as (nothing to do unless it drops root)."""
+    if not _policy.enabled or _working_mode()[0] != "drop":
+        return
+    for path in spec.writable:
+        for folder, _, files in os.walk(path):
+            for item in [folder, *(os.path.join(folder, f) for f in files)]:
+                os.lchown(item, UNPRIVILEGED_ID, UNPRIVILEGED_ID)
+    for path in spec.readable + spec.writable:
+        _allow_passage(Path(path))
+
+
+def _allow_passage(path: Path) -> None:
+    """Let nobody pass through the grader's own private temporary folders above `path` (not list them)."""
+    temp = Path(tempfile.gettempdir()).resolve()
+    for folder in path.resolve().parents:
+        if folder == temp or temp not in folder.parents:
+            continue
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH and folder.stat().st_uid == os.geteuid():
+            folder.chmod(mode | stat.S_IXOTH)
+
+
+def wrap(command: list[str], spec: Spec, policy: Policy | None = None) -> list[str]:
+    """`command` as it runs in the sandbox `spec` describes (unchanged when the policy is off)."""
+    policy = policy or _policy
+    if not policy.enabled:
+        return command
+    return _command(command, spec, policy, _working_mode()[0] or "plain")
+
+
+def _command(command: list[str], spec: Spec, policy: Policy, mode: str) -> list[str]:
+    drop = ["setpriv", f"--reuid={UNPRIVILEGED_ID}", f"--regid={UNPRIVILEGED_ID}", "--clear-groups", "--"]
+    args = (drop if mode == "drop" else []) + [bwrap_path() or "bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--disable-userns",
+            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp"]
+    for path in SYSTEM_PATHS + policy.extra_system_paths:
+        args += _system_bind(Path(path))
+    if spec.gpu:
+        for device in _gpu_devices():
+            args += ["--dev-bind", str(device), str(device)]
+    for path in spec.readable:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in spec.writable:
+        args += ["--bind", str(path), str(path)]
+    args.append("--")
+    if spec.limits is not None:
+        args += [shutil.which("prlimit") or "prlimit", *spec.limits.prlimit_args(), "--"]
+    return args + command
+
+
+def _system_bind(path: Path) -> list[str]:
+    if path.is_symlink():  # e.g. /lib -> usr/lib on merged-/usr systems
+        return ["--symlink", os.readlink(path), str(path)]
+    if path.is_dir():
+        return ["--ro-bind", str(path), str(path)]
+    return []
+
+
+def _gpu_devices() -> list[Path]:
+    found: list[Path] = []
+    for pattern in GPU_DEVICE_GLOBS:
+        found += sorted(Path("/dev").glob(pattern))
+    return found
