@@ -64,3 +64,32 @@ def test_submission_that_compiles_is_graded_or_reports_no_gpu(lab01, tmp_path: P
         return
     correctness = [t for t in graded.results["tests"] if not t["name"].startswith("performance")]
     assert all(t["score"] == t["max_score"] for t in correctness)
+
+
+FORGED_CLOCK = """\
+#include <time.h>
+#include "kit/cuda_check.cuh"
+#include "vector_add.cuh"
+
+// A correct kernel with a clock that says every run took no time.
+extern "C" int clock_gettime(clockid_t, struct timespec* t) { t->tv_sec = 0; t->tv_nsec = 0; return 0; }
+__global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+void launch_vector_add(const float* a, const float* b, float* c, int n) {
+  vector_add_kernel<<<(n + 255) / 256, 256>>>(a, b, c, n);
+  CUDA_CHECK_LAUNCH();
+}
+void vector_add(const float*, const float*, float*, int) {}
+"""
+
+
+@needs_cuda_toolchain()
+def test_a_forged_clock_is_refused_at_the_link_with_its_reason(lab01, tmp_path: Path):
+    submission = tmp_path / "submission-in"
+    submission.mkdir()
+    (submission / "vector_add.cu").write_text(FORGED_CLOCK)
+    results = grade_submission(lab01, submission, tmp_path / "work").results
+    assert results["score"] == 0
+    assert "clock_gettime" in results["output"] and "libc.so.6" in results["output"]

@@ -7,7 +7,7 @@ records to $KIT_RESULTS, then passes, fails, crashes or hangs as told.
 from pathlib import Path
 
 from grader.proc import run_process, scrubbed_env
-from grader.run import list_cases, run_case
+from grader.run import list_cases, run_case, run_cases
 
 STAND_IN = r'''#!/usr/bin/env python3
 import json, os, signal, sys, time
@@ -63,7 +63,7 @@ def test_pass_fail_crash_and_timeout_are_told_apart(tmp_path: Path):
     hung = run_case(program, "hangs", 1, tmp_path, seed=42)
     assert hung.status == "timed_out" and "killed after" in hung.messages[0]
     late = run_case(program, "crashes after", 10, tmp_path, seed=42)
-    assert late.status == "crashed" and "exited with code 134" in late.messages[-1]
+    assert late.status == "crashed" and "SIGABRT" in late.messages[-1]  # 134 = 128 + SIGABRT, as a sandbox reports it
     missing = run_case(program, "no such case", 10, tmp_path, seed=42)
     assert missing.status == "not_found"
 
@@ -89,3 +89,17 @@ def test_endless_output_keeps_only_a_tail(tmp_path: Path):
     result = run_process(["bash", "-c", "yes line | head -c 5000000"], cwd=tmp_path, env=scrubbed_env(tmp_path),
                          timeout_s=20)
     assert result.ok and len(result.output) <= 16_000
+
+
+def test_a_submission_that_runs_out_of_time_skips_its_remaining_cases(tmp_path: Path):
+    program = stand_in(tmp_path)
+    outcomes = run_cases(program, [("passes", 10), ("hangs", 1), ("fails", 10), ("passes", 10)], tmp_path, seed=1)
+    assert outcomes["hangs"].status == "timed_out"
+    assert outcomes["fails"].status == "not_run"
+    assert "'hangs'" in outcomes["fails"].messages[0] and "fix that case first" in outcomes["fails"].messages[0]
+
+
+def test_an_honest_failure_does_not_spend_the_budget(tmp_path: Path):
+    program = stand_in(tmp_path)
+    outcomes = run_cases(program, [("fails", 10), ("crashes", 10), ("passes", 10)], tmp_path, seed=1)
+    assert [o.status for o in outcomes.values()] == ["failed", "crashed", "passed"]
