@@ -33,6 +33,8 @@ def _sandbox_for(untrusted: bool, no_sandbox: bool) -> None:
         return
     sandbox.use(sandbox.Policy(enabled=True))
     sandbox.require()
+    if note := sandbox.caveat():
+        print(f"Note on the sandbox: {note}.", file=sys.stderr)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -142,6 +144,8 @@ def cmd_sandboxed_compile(args: argparse.Namespace) -> int:
     """A compiler command run in the sandbox (CMake's launcher for student files when grading)."""
     sandbox.use(sandbox.Policy(enabled=True))
     sandbox.require()
+    if note := sandbox.caveat():
+        print(f"Note on the sandbox: {note}.", file=sys.stderr)
     spec = sandbox.Spec(writable=tuple(Path(p) for p in args.writable),
                         readable=tuple(Path(p) for p in args.readable), limits=sandbox.COMPILE_LIMITS)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command

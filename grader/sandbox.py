@@ -27,12 +27,11 @@ import os
 import shutil
 import stat
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 # System folders a compiler or a CUDA program needs, read-only. /usr holds the
-# CUDA toolkit and the NVIDIA driver's libraries on the machines we know of;
-# `extra_system_paths` adds others.
+# CUDA toolkit and the NVIDIA driver's libraries on the machines we know of.
 SYSTEM_PATHS = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
 GPU_DEVICE_GLOBS = ("nvidia*", "nvidia-caps", "dri")
 PRIVATE_TMP_BYTES = 1 << 30
@@ -80,7 +79,6 @@ class Policy:
     """How this grader run treats untrusted code."""
 
     enabled: bool  # sandbox every process that compiles or runs student code
-    extra_system_paths: tuple[str, ...] = field(default_factory=tuple)
 
 
 _policy = Policy(enabled=False)
@@ -113,7 +111,7 @@ def _working_mode() -> tuple[str, str]:
 
     errors = ""
     for mode in (["drop", "plain"] if _is_root() and shutil.which("setpriv") else ["plain"]):
-        code, _, errors = tool_output(_command(["true"], Spec(writable=()), Policy(enabled=True), mode), timeout_s=30)
+        code, _, errors = tool_output(_command(["true"], Spec(writable=()), mode), timeout_s=30)
         if code == 0:
             note = ("the grader runs as root and the sandbox could not run as nobody, so the cap on processes "
                     "does not apply (Linux exempts root); run the grader as an ordinary user"
@@ -167,20 +165,21 @@ def _allow_passage(path: Path) -> None:
             folder.chmod(mode | stat.S_IXOTH)
 
 
-def wrap(command: list[str], spec: Spec, policy: Policy | None = None) -> list[str]:
+def wrap(command: list[str], spec: Spec) -> list[str]:
     """`command` as it runs in the sandbox `spec` describes (unchanged when the policy is off)."""
-    policy = policy or _policy
-    if not policy.enabled:
+    if not _policy.enabled:
         return command
-    return _command(command, spec, policy, _working_mode()[0] or "plain")
+    return _command(command, spec, _working_mode()[0] or "plain")
 
 
-def _command(command: list[str], spec: Spec, policy: Policy, mode: str) -> list[str]:
+def _command(command: list[str], spec: Spec, mode: str) -> list[str]:
+    """The bubblewrap command line; mode "drop" runs it as nobody first (the grader is root)."""
     drop = ["setpriv", f"--reuid={UNPRIVILEGED_ID}", f"--regid={UNPRIVILEGED_ID}", "--clear-groups", "--"]
-    args = (drop if mode == "drop" else []) + [bwrap_path() or "bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--disable-userns",
-            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
-            "--size", str(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp"]
-    for path in SYSTEM_PATHS + policy.extra_system_paths:
+    args = (drop if mode == "drop" else []) + [
+        bwrap_path() or "bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
+        "--disable-userns", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
+        "--size", str(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp"]
+    for path in SYSTEM_PATHS:
         args += _system_bind(Path(path))
     if spec.gpu:
         for device in _gpu_devices():
