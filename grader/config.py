@@ -17,6 +17,8 @@ LAB_NAME = re.compile(r"^\d\d-[a-z0-9-]+$")
 UNSAFE_IN_CASE_NAMES = re.compile(r"[,*?\[\]\\;\"]")
 KNOWN_LIBRARIES = {"cublas": "CUDA::cublas", "cufft": "CUDA::cufft"}
 VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
+# compute-sanitizer's tools a test case may run under (a [[tests]] entry's `sanitizer`).
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
 
 class ConfigError(Exception):
@@ -32,6 +34,7 @@ class TestSpec:
     timeout_s: float
     serial: bool = False  # needs the GPU to itself (measures free memory, or takes most of it)
     extra_credit: bool = False  # counted in the score, not in the maximum
+    sanitizer: str | None = None  # run under `compute-sanitizer --tool <this>`; a finding fails the test
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,11 @@ class LabConfig:
     def test(self, name: str) -> TestSpec:
         return next(t for t in self.tests if t.name == name)
 
+    @property
+    def sanitizer_tools(self) -> tuple[str, ...]:
+        """The compute-sanitizer tools the lab's tests run under, each once, in config order."""
+        return tuple(dict.fromkeys(t.sanitizer for t in self.tests if t.sanitizer))
+
 
 def list_labs(root: Path = REPO_ROOT) -> list[str]:
     return sorted(p.parent.name for p in (root / "labs").glob("*/lab.toml"))
@@ -146,11 +154,17 @@ def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> l
             raise ConfigError(f"{here}: 'name' must be the test case's name as written in TEST_CASE(...)")
         if UNSAFE_IN_CASE_NAMES.search(name):
             raise ConfigError(f"{here}: test case name {name!r} may not contain any of , * ? [ ] \\ ; \"")
-        tests.append(TestSpec(name=name, points=_number(entry, "points", here), hidden=hidden,
-                              gpu=bool(entry.get("gpu", True)),
+        gpu = bool(entry.get("gpu", True))
+        sanitizer = entry.get("sanitizer")
+        if sanitizer is not None and sanitizer not in SANITIZER_TOOLS:
+            raise ConfigError(f"{here}: 'sanitizer' must be one of the compute-sanitizer tools "
+                              f"{list(SANITIZER_TOOLS)}, not {sanitizer!r}")
+        if sanitizer is not None and not gpu:
+            raise ConfigError(f"{here}: a test run under compute-sanitizer runs kernels, so it cannot say gpu = false")
+        tests.append(TestSpec(name=name, points=_number(entry, "points", here), hidden=hidden, gpu=gpu,
                               timeout_s=_number(entry, "timeout_s", here, default_timeout, minimum=1),
                               serial=bool(entry.get("serial", False)),
-                              extra_credit=bool(entry.get("extra_credit", False))))
+                              extra_credit=bool(entry.get("extra_credit", False)), sanitizer=sanitizer))
     return tests
 
 

@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import sanitizer
 from grader.proc import ProcessResult, run_process, scrubbed_env
 
 LISTING_TIMEOUT_S = 60
@@ -90,12 +91,17 @@ def list_cases(binary: Path, workdir: Path) -> Listing:
     return Listing(info=_run_info(records), cases=cases, problem=problem)
 
 
-def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None) -> CaseOutcome:
+def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None,
+             wrapper: sanitizer.Wrapper | None = None) -> CaseOutcome:
+    """One test case in a process of its own; under compute-sanitizer when `wrapper` says so."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
-    process = run_process([str(binary), f"--test-case={case}", "--no-colors"], cwd=workdir,
-                          env=_env(workdir, results, seed), timeout_s=timeout_s)
-    return _outcome(case, read_records(results), process)
+    command = [str(binary), f"--test-case={case}", "--no-colors"]
+    if wrapper is not None:
+        command = wrapper.prefix() + command
+    process = run_process(command, cwd=workdir, env=_env(workdir, results, seed), timeout_s=timeout_s)
+    outcome = _outcome(case, read_records(results), process)
+    return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
 
 
 def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutcome:
@@ -123,6 +129,21 @@ def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutc
         timings, process.seconds, tail)
 
 
-def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None) -> dict[str, CaseOutcome]:
-    """Run (name, timeout) test cases one by one."""
-    return {name: run_case(binary, name, timeout, workdir, seed) for name, timeout in cases}
+def _sanitized_outcome(outcome: CaseOutcome, process: ProcessResult, tool: str) -> CaseOutcome:
+    """A test case run under compute-sanitizer fails when the sanitizer found an error, whatever the test said;
+    the student reads the sanitizer's first report, then what the test itself reported, if it failed too."""
+    found = None if process.timed_out else sanitizer.finding(tool, process.returncode, process.output)
+    if found is None and outcome.status == "not_found":  # the sanitizer itself failed: show the TA what it said
+        outcome.messages.append(f"It was to run under compute-sanitizer ({tool}); the end of the output:\n"
+                                f"{process.output[-1500:]}")
+    if found is None:
+        return outcome
+    own = outcome.messages if outcome.status == "failed" else []
+    return CaseOutcome(outcome.name, "failed", found + own, outcome.timings, outcome.seconds, outcome.output_tail)
+
+
+def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
+              wrappers: dict[str, sanitizer.Wrapper] | None = None) -> dict[str, CaseOutcome]:
+    """Run (name, timeout) test cases one by one; those named in `wrappers` under compute-sanitizer."""
+    wrappers = wrappers or {}
+    return {name: run_case(binary, name, timeout, workdir, seed, wrappers.get(name)) for name, timeout in cases}
