@@ -84,7 +84,7 @@ endfunction()
 # reference clean. Without compute-sanitizer the test says so and counts as skipped.
 function(kit_sanitizer_ctest lab variant target i)
   set(name "${KIT_LAB_CASE_${i}_NAME}")
-  set(test "${lab}/${variant}: ${name} (under compute-sanitizer ${KIT_LAB_CASE_${i}_SANITIZER})")
+  set(test "${lab}/${variant} under compute-sanitizer ${KIT_LAB_CASE_${i}_SANITIZER}: ${name}")
   if(KIT_COMPUTE_SANITIZER)
     add_test(NAME "${test}" COMMAND ${KIT_COMPUTE_SANITIZER} ${KIT_LAB_CASE_${i}_SANITIZER_ARGS}
                                     $<TARGET_FILE:${target}> "--test-case=${name}" --no-colors)
