@@ -109,12 +109,12 @@ TEST_CASE("inclusive_scan and exclusive_scan (hidden): nothing written past the 
 namespace {
 
 void sanitized_kogge_stone() {
-  for (const auto n : kit::param_ints("sanitizer_ns"))
+  for (const auto n : kit::param_ints("sanitizer_section_ns"))
     if (!check_kogge_stone(static_cast<int>(n), n_is(n) + " in arrays of exactly n elements", "in", 0)) return;
 }
 
 void sanitized_work_efficient() {
-  for (const auto n : kit::param_ints("sanitizer_ns"))
+  for (const auto n : kit::param_ints("sanitizer_section_ns"))
     if (!check_work_efficient(static_cast<int>(n), n_is(n) + " in arrays of exactly n elements", "in", 0)) return;
 }
 
