@@ -2,7 +2,8 @@
 
 - params.txt: the [params] tables flattened to key=value lines, read by the tests;
 - lab.cmake: the student files, libraries, wrong variants and test cases, for
-  the build targets and their ctest registration;
+  the build targets and their ctest registration (with the compute-sanitizer
+  options of the cases that run under it, the same the grader uses);
 - wrong/<name>/: each deliberately wrong submission, made from the reference
   by the one text replacement hidden.toml gives, so it follows every edit of
   the reference.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grader import sanitizer
 from grader.config import KNOWN_LIBRARIES, ConfigError, LabConfig
 
 
@@ -52,16 +54,19 @@ def lab_cmake(config: LabConfig) -> str:
         f"set(KIT_LAB_WRONG {_bracket(';'.join(w.name for w in config.wrong))})",
     ]
     timing = set(config.timing_cases)
-    cases = [(t.name, t.gpu, t.hidden, t.timeout_s, t.serial) for t in config.tests]
-    cases += [(name, True, False, config.timeout_s, True) for name in config.timing_cases]
+    cases = [(t.name, t.gpu, t.hidden, t.timeout_s, t.serial, t.sanitizer) for t in config.tests]
+    cases += [(name, True, False, config.timeout_s, True, None) for name in config.timing_cases]
     lines.append(f"set(KIT_LAB_CASE_COUNT {len(cases)})")
-    for i, (name, gpu, hidden, timeout, serial) in enumerate(cases):
+    for i, (name, gpu, hidden, timeout, serial, tool) in enumerate(cases):
+        tool_args = ";".join(sanitizer.arguments(tool)) if tool else ""
         lines += [f"set(KIT_LAB_CASE_{i}_NAME {_bracket(name)})",
                   f"set(KIT_LAB_CASE_{i}_GPU {_on(gpu)})",
                   f"set(KIT_LAB_CASE_{i}_HIDDEN {_on(hidden)})",
                   f"set(KIT_LAB_CASE_{i}_TIMING {_on(name in timing)})",
                   f"set(KIT_LAB_CASE_{i}_SERIAL {_on(serial)})",
-                  f"set(KIT_LAB_CASE_{i}_TIMEOUT {int(timeout)})"]
+                  f"set(KIT_LAB_CASE_{i}_TIMEOUT {int(timeout)})",
+                  f"set(KIT_LAB_CASE_{i}_SANITIZER {_bracket(tool or '')})",
+                  f"set(KIT_LAB_CASE_{i}_SANITIZER_ARGS {_bracket(tool_args)})"]
     # The self-check grades the reference, the skeleton and each wrong variant.
     total = sum(t.timeout_s for t in config.tests) + config.timeout_s * len(config.timing_cases)
     lines.append(f"set(KIT_LAB_SELFCHECK_TIMEOUT {int(total * (3 + len(config.wrong)))})")

@@ -23,6 +23,8 @@ GIB, MIB = 1 << 30, 1 << 20
 # What one test program may take in the sandbox, unless [grading] says otherwise: the labs' largest
 # tests hold a few GiB of host memory (2^28-element inputs and their CPU references).
 DEFAULT_RUN_LIMITS = Limits(memory_bytes=24 * GIB, processes=256, file_bytes=256 * MIB)
+# compute-sanitizer's tools a test case may run under (a [[tests]] entry's `sanitizer`).
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
 
 class ConfigError(Exception):
@@ -38,6 +40,7 @@ class TestSpec:
     timeout_s: float
     serial: bool = False  # needs the GPU to itself (measures free memory, or takes most of it)
     extra_credit: bool = False  # counted in the score, not in the maximum
+    sanitizer: str | None = None  # run under `compute-sanitizer --tool <this>`; a finding fails the test
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,11 @@ class LabConfig:
     def test(self, name: str) -> TestSpec:
         return next(t for t in self.tests if t.name == name)
 
+    @property
+    def sanitizer_tools(self) -> tuple[str, ...]:
+        """The compute-sanitizer tools the lab's tests run under, each once, in config order."""
+        return tuple(dict.fromkeys(t.sanitizer for t in self.tests if t.sanitizer))
+
 
 def list_labs(root: Path = REPO_ROOT) -> list[str]:
     return sorted(p.parent.name for p in (root / "labs").glob("*/lab.toml"))
@@ -153,11 +161,17 @@ def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> l
             raise ConfigError(f"{here}: 'name' must be the test case's name as written in TEST_CASE(...)")
         if UNSAFE_IN_CASE_NAMES.search(name):
             raise ConfigError(f"{here}: test case name {name!r} may not contain any of , * ? [ ] \\ ; \"")
-        tests.append(TestSpec(name=name, points=_number(entry, "points", here), hidden=hidden,
-                              gpu=bool(entry.get("gpu", True)),
+        gpu = bool(entry.get("gpu", True))
+        sanitizer = entry.get("sanitizer")
+        if sanitizer is not None and sanitizer not in SANITIZER_TOOLS:
+            raise ConfigError(f"{here}: 'sanitizer' must be one of the compute-sanitizer tools "
+                              f"{list(SANITIZER_TOOLS)}, not {sanitizer!r}")
+        if sanitizer is not None and not gpu:
+            raise ConfigError(f"{here}: a test run under compute-sanitizer runs kernels, so it cannot say gpu = false")
+        tests.append(TestSpec(name=name, points=_number(entry, "points", here), hidden=hidden, gpu=gpu,
                               timeout_s=_number(entry, "timeout_s", here, default_timeout, minimum=1),
                               serial=bool(entry.get("serial", False)),
-                              extra_credit=bool(entry.get("extra_credit", False))))
+                              extra_credit=bool(entry.get("extra_credit", False)), sanitizer=sanitizer))
     return tests
 
 

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build, intake, report, run
+from grader import build, intake, report, run, sanitizer
 from grader.config import LabConfig
 from grader.score import Scored, score_lab
 
@@ -58,8 +58,23 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
     timeouts = {t.name: t.timeout_s for t in config.tests}
     wanted = cases if cases is not None else list(config.all_case_names)
     outcomes = run.run_cases(binary, [(name, timeouts.get(name, config.timeout_s)) for name in wanted],
-                             workdir, seed_for(config), config.run_limits)
+                             workdir, seed_for(config), config.run_limits, sanitizer_wrappers(config, wanted))
     return Evaluation(info=listing.info, outcomes=outcomes)
+
+
+def sanitizer_wrappers(config: LabConfig, names: list[str]) -> dict[str, sanitizer.Wrapper]:
+    """How each test in `names` that the config runs under compute-sanitizer is run.
+
+    Without compute-sanitizer this refuses (GraderError): running those tests without it
+    would fail every submission on them, for a reason that is not the submission's.
+    """
+    tools = {t.name: t.sanitizer for t in config.tests if t.sanitizer and t.name in names}
+    if not tools:
+        return {}
+    executable = sanitizer.find()
+    if executable is None:
+        raise GraderError(sanitizer.missing_message(config.name, config.sanitizer_tools))
+    return {name: sanitizer.Wrapper(executable, tool) for name, tool in tools.items()}
 
 
 def build_reference(config: LabConfig, build_dir: Path) -> Path:
@@ -137,6 +152,7 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
     if not configured.ok:
         raise GraderError(f"CMake could not configure lab {config.name}:\n{configured.log[-4000:]}")
     reference = time_reference(config, build_reference(config, ref_build), workroot / "reference-run")
+    sanitizer_wrappers(config, list(config.all_case_names))  # refuse now, before any student, if it is missing
     gradebook = []
     for entry in sorted(submissions.iterdir()):
         student = entry.name.removesuffix(".zip")

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import sandbox
+from grader import sandbox, sanitizer
 from grader.proc import ProcessResult, run_process, scrubbed_env
 
 LISTING_TIMEOUT_S = 60
@@ -105,13 +105,17 @@ def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None
 
 
 def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None,
-             limits: sandbox.Limits | None = None) -> CaseOutcome:
+             limits: sandbox.Limits | None = None, wrapper: sanitizer.Wrapper | None = None) -> CaseOutcome:
+    """One test case in a process of its own, in the sandbox; under compute-sanitizer when `wrapper` says so."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
-    process = run_process([str(binary), f"--test-case={case}", "--no-colors"], cwd=workdir,
-                          env=_env(workdir, results, seed), timeout_s=timeout_s,
+    command = [str(binary), f"--test-case={case}", "--no-colors"]
+    if wrapper is not None:
+        command = wrapper.prefix() + command
+    process = run_process(command, cwd=workdir, env=_env(workdir, results, seed), timeout_s=timeout_s,
                           confined=confinement(binary, workdir, limits))
-    return _outcome(case, read_records(results), process)
+    outcome = _outcome(case, read_records(results), process)
+    return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
 
 
 def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutcome:
@@ -139,6 +143,19 @@ def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutc
         timings, process.seconds, tail)
 
 
+def _sanitized_outcome(outcome: CaseOutcome, process: ProcessResult, tool: str) -> CaseOutcome:
+    """A test case run under compute-sanitizer fails when the sanitizer found an error, whatever the test said;
+    the student reads the sanitizer's first report, then what the test itself reported, if it failed too."""
+    found = None if process.timed_out else sanitizer.finding(tool, process.returncode, process.output)
+    if found is None and outcome.status == "not_found":  # the sanitizer itself failed: show the TA what it said
+        outcome.messages.append(f"It was to run under compute-sanitizer ({tool}); the end of the output:\n"
+                                f"{process.output[-1500:]}")
+    if found is None:
+        return outcome
+    own = outcome.messages if outcome.status == "failed" else []
+    return CaseOutcome(outcome.name, "failed", found + own, outcome.timings, outcome.seconds, outcome.output_tail)
+
+
 def exhausted(outcome: CaseOutcome) -> bool:
     """Did this case run out of time or memory (so the submission's budget is spent)?"""
     if outcome.status == "timed_out":
@@ -148,8 +165,11 @@ def exhausted(outcome: CaseOutcome) -> bool:
 
 
 def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
-              limits: sandbox.Limits | None = None) -> dict[str, CaseOutcome]:
-    """Run (name, timeout) test cases one by one, until one runs out of time or memory."""
+              limits: sandbox.Limits | None = None,
+              wrappers: dict[str, sanitizer.Wrapper] | None = None) -> dict[str, CaseOutcome]:
+    """Run (name, timeout) test cases one by one (those named in `wrappers` under compute-sanitizer), until one
+    runs out of time or memory: the rest are then not run."""
+    wrappers = wrappers or {}
     outcomes: dict[str, CaseOutcome] = {}
     spent: CaseOutcome | None = None
     for name, timeout in cases:
@@ -159,7 +179,7 @@ def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
                 f"({spent.messages[0] if spent.messages else spent.status}). Once that happens the remaining "
                 f"cases are skipped, so fix that case first; its message says what happened."])
             continue
-        outcomes[name] = run_case(binary, name, timeout, workdir, seed, limits)
+        outcomes[name] = run_case(binary, name, timeout, workdir, seed, limits, wrappers.get(name))
         if exhausted(outcomes[name]):
             spent = outcomes[name]
     return outcomes

@@ -8,11 +8,19 @@
 #   the reference's test cases, one ctest test each (gpu ones skip without a GPU), and the
 #   student build's CPU-only ones; in the student release (no solutions/), every test case of
 #   the student build;
+#   each case whose config says `sanitizer = "<tool>"` once more under compute-sanitizer with
+#   that tool (label sanitizer; skipped, saying why, where compute-sanitizer is not installed);
 #   "<lab>: test cases match the config" (cpu) and "<lab>: grader self-check" (gpu).
 # A lab that needs more (an image viewer, a trajectory writer) adds a
 # labs/<lab>/CMakeLists.txt, included after these targets exist.
 
 set(KIT_GPU_SKIP_REGEX "No CUDA GPU available|Grading needs a CUDA GPU")
+
+# compute-sanitizer, for the test cases a lab's config runs under it: on the PATH or beside nvcc.
+find_program(KIT_COMPUTE_SANITIZER compute-sanitizer HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin
+             DOC "compute-sanitizer, which runs the test cases whose config names a sanitizer tool")
+set(KIT_SANITIZER_MISSING "compute-sanitizer was not found on the PATH or beside nvcc (${CUDAToolkit_BIN_DIR}): \
+install the CUDA toolkit's compute-sanitizer (NVIDIA's cuda-sanitizer package) to run this check, then re-run cmake")
 
 function(kit_add_lab lab)
   set(lab_dir ${PROJECT_SOURCE_DIR}/labs/${lab})
@@ -75,6 +83,22 @@ function(kit_add_lab lab)
   endif()
 endfunction()
 
+# Test case number `i` of a lab once more, under compute-sanitizer with the tool its config names
+# and the options the grader uses (from lab.cmake), so that `make test` on a GPU proves the
+# reference clean. Without compute-sanitizer the test says so and counts as skipped.
+function(kit_sanitizer_ctest lab variant target i)
+  set(name "${KIT_LAB_CASE_${i}_NAME}")
+  set(test "${lab}/${variant} under compute-sanitizer ${KIT_LAB_CASE_${i}_SANITIZER}: ${name}")
+  if(KIT_COMPUTE_SANITIZER)
+    add_test(NAME "${test}" COMMAND ${KIT_COMPUTE_SANITIZER} ${KIT_LAB_CASE_${i}_SANITIZER_ARGS}
+                                    $<TARGET_FILE:${target}> "--test-case=${name}" --no-colors)
+  else()
+    add_test(NAME "${test}" COMMAND ${CMAKE_COMMAND} -E echo "${KIT_SANITIZER_MISSING}")
+  endif()
+  set_tests_properties("${test}" PROPERTIES LABELS "${lab};gpu;sanitizer" TIMEOUT ${KIT_LAB_CASE_${i}_TIMEOUT}
+                       SKIP_REGULAR_EXPRESSION "${KIT_GPU_SKIP_REGEX}|compute-sanitizer was not found")
+endfunction()
+
 # One test program: the lab's student files from `source_dir`, linked with the lab's tests.
 #
 # The student files are compiled on their own (<target>-student), with only the lab's header
@@ -89,6 +113,9 @@ function(kit_lab_variant lab target source_dir)
   add_library(${student} STATIC ${sources})
   target_include_directories(${student} PRIVATE ${PROJECT_SOURCE_DIR}/labs/${lab})
   target_link_libraries(${student} PRIVATE kit_student_api ${KIT_LAB_LIBRARIES})
+  # Line numbers for the device code (the optimised code is unchanged), so that compute-sanitizer's
+  # reports name the line of the student file where a bad access happened.
+  target_compile_options(${student} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
   if(KIT_SANDBOX_COMPILE)
     set(launcher ${CMAKE_COMMAND} -E env PYTHONPATH=${PROJECT_SOURCE_DIR} ${Python3_EXECUTABLE} -m grader
         sandboxed-compile --readable ${PROJECT_SOURCE_DIR}/labs/${lab} ${PROJECT_SOURCE_DIR}/harness/include
@@ -156,6 +183,9 @@ function(kit_lab_ctests lab)
       endif()
       set_tests_properties("${lab}/${variant}: ${name}" PROPERTIES LABELS "${labels}"
                            TIMEOUT ${KIT_LAB_CASE_${i}_TIMEOUT})
+      if(KIT_LAB_CASE_${i}_SANITIZER)
+        kit_sanitizer_ctest(${lab} ${variant} ${target} ${i})
+      endif()
     endforeach()
   endforeach()
 

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from grader.buildinfo import write
+from grader.sanitizer import arguments
 from grader.config import ConfigError, load_lab
 
 
@@ -17,8 +18,18 @@ def test_build_files_for_the_toy_lab(toy_repo: Path, tmp_path: Path):
     assert "set(KIT_LAB_CASE_COUNT 4)" in cmake
     assert "set(KIT_LAB_CASE_1_GPU OFF)" in cmake and "set(KIT_LAB_CASE_3_TIMING ON)" in cmake
     assert "set(KIT_LAB_CASE_0_SERIAL OFF)" in cmake and "set(KIT_LAB_CASE_3_SERIAL ON)" in cmake
+    assert "set(KIT_LAB_CASE_0_SANITIZER [==[]==])" in cmake
     wrong = (out / "wrong/off-by-one/toy.cu").read_text()
     assert "if (i < n - 1) out[i] = i;" in wrong
+
+
+def test_a_sanitized_case_carries_the_graders_sanitizer_options(toy_repo: Path, tmp_path: Path):
+    hidden = toy_repo / "solutions/50-toy/hidden.toml"
+    hidden.write_text(hidden.read_text().replace("points = 5\n", 'points = 5\nsanitizer = "memcheck"\n', 1))
+    write(load_lab("50-toy", toy_repo), tmp_path / "out")
+    cmake = (tmp_path / "out/lab.cmake").read_text()
+    assert "set(KIT_LAB_CASE_2_SANITIZER [==[memcheck]==])" in cmake  # the hidden test, after the two public ones
+    assert f"set(KIT_LAB_CASE_2_SANITIZER_ARGS [==[{';'.join(arguments('memcheck'))}]==])" in cmake
 
 
 def test_a_wrong_variant_whose_text_is_gone_is_an_error(toy_repo: Path, tmp_path: Path):

@@ -18,6 +18,15 @@ def test_toy_lab_reads_public_and_hidden_parts(toy_repo: Path):
     assert config.wrong[0].must_fail == ("toy: adds",)
 
 
+def test_a_test_may_run_under_a_compute_sanitizer_tool(toy_repo: Path):
+    hidden = toy_repo / "solutions/50-toy/hidden.toml"
+    hidden.write_text(hidden.read_text().replace("points = 5\n", 'points = 5\nsanitizer = "racecheck"\n', 1))
+    config = load_lab("50-toy", toy_repo)
+    assert config.test("toy (hidden): awkward sizes").sanitizer == "racecheck"
+    assert config.test("toy: adds").sanitizer is None
+    assert config.sanitizer_tools == ("racecheck",)
+
+
 def test_without_solutions_only_public_parts_remain(toy_repo: Path):
     import shutil
     shutil.rmtree(toy_repo / "solutions")
@@ -37,6 +46,8 @@ def test_without_solutions_only_public_parts_remain(toy_repo: Path):
     (("[params]", "[params]\nbad = true"), "must be a lower_case name"),
     (("[lab]", "[lab]\nlibraries = [\"cudnn\"]"), "unknown libraries"),
     (("[[perf]]", "[surprise]\n[[perf]]"), "unknown table"),
+    (("points = 10", 'points = 10\nsanitizer = "valgrind"'), "'sanitizer' must be one of the compute-sanitizer tools"),
+    (("gpu = false", 'gpu = false\nsanitizer = "memcheck"'), "cannot say gpu = false"),
 ])
 def test_config_mistakes_are_named(toy_repo: Path, change, message):
     path = toy_repo / "labs/50-toy/lab.toml"

@@ -7,6 +7,7 @@
 #include "kit/cuda_check.cuh"
 #include "kit/device.hpp"
 #include "kit/device_buffer.cuh"
+#include "kit/guarded_buffer.cuh"
 #include "kit/params.hpp"
 #include "kit/poison.hpp"
 #include "kit/random.hpp"

@@ -38,6 +38,10 @@ inline const std::string kLookAtRegister =
 inline const std::string kLookAtRegisterEdges =
     "register_tiled_matmul_kernel: zero-fill outside A and B, the store bounds check, and float4 accesses "
     "only where rows are 16-byte aligned (extra credit)";
+// What a NaN in C means, added to every product check's hint.
+inline const std::string kNanHint =
+    " (a NaN in C means a value from past the end of A or B went into the sum: the tests put NaN there. Look at"
+    " the bounds checks of the tile loads: an entry outside A or B must be stored as 0, not read)";
 inline const std::string kLookAtRegisterGuard =
     "the bounds check on the stores of C in register_tiled_matmul_kernel: only rows below m and columns below n "
     "exist (extra credit)";
@@ -50,33 +54,50 @@ struct Kernel {
 inline const Kernel kTiled{launch_tiled_matmul, kLookAtGuard};
 inline const Kernel kRegisterTiled{launch_register_tiled_matmul, kLookAtRegisterGuard};
 
-// C is followed by a guard zone deeper than a block tile: a kernel without its
-// row check writes up to a tile's height of rows past the end, and one without
-// its column check up to a tile's width past the last row.
-inline std::size_t guard_elements(int n) { return static_cast<std::size_t>(kit::param_int("guard_rows")) * n + 128; }
+// A, B and C are each followed by a guard zone deeper than a block tile, for
+// a matrix whose rows are `row_length` floats: a kernel without its row check
+// reaches up to a tile's height of rows past the end, and one without its
+// column check up to a tile's width past the last row.
+inline std::size_t guard_elements(int row_length) {
+  return static_cast<std::size_t>(kit::param_int("guard_rows")) * row_length + 128;
+}
 
 // `kernel` on fresh random inputs of the given shape, `runs` times, each time
 // with C poisoned and followed by a poisoned guard zone; checks every element
 // of C and the guard after every run, and stops at the first run that fails.
-// `kind` says what the shape is for, e.g. "K one past a multiple of the tile".
+// A and B are followed by NaN: a tile load that reads past the end of either
+// and multiplies what it read into a sum (even by a zero-filled entry: 0 x NaN
+// is NaN) makes that element of C NaN. `kind` says what the shape is for, e.g.
+// "K one past a multiple of the tile".
 inline void check_product(const Kernel& kernel, const Shape& shape, const std::string& kind, const std::string& look_at,
                           int runs = 1) {
   const kit::MatmulInputs in = kit::make_matmul_inputs(shape.m, shape.k, shape.n);
   const kit::MatmulExpected expected = expected_for(in);
-  const std::size_t size = static_cast<std::size_t>(shape.m) * shape.n;
-  kit::DeviceBuffer<float> d_a(in.a), d_b(in.b), d_c(size + guard_elements(shape.n));
+  kit::GuardedBuffer<float> d_a(in.a, guard_elements(shape.k)), d_b(in.b, guard_elements(shape.n));
+  kit::GuardedBuffer<float> d_c(static_cast<std::size_t>(shape.m) * shape.n, guard_elements(shape.n));
   for (int run = 1; run <= runs; ++run) {
-    std::string input = kind + ", " + in.shape();
+    std::string input = kind + ", " + in.shape() + " (A and B followed by NaN)";
     if (runs > 1) input += ", run " + std::to_string(run) + " of " + std::to_string(runs);
     d_c.poison();
     kernel.launch(d_a.data(), d_b.data(), d_c.data(), shape.m, shape.k, shape.n);
     CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> all = d_c.download();
-    const std::vector<float> c(all.begin(), all.begin() + size), past_end(all.begin() + size, all.end());
-    const bool c_ok = kit::expect_matmul(c, expected, {input, look_at});
-    const bool guard_ok = kit::expect_guard_untouched(past_end, size, {input, kernel.look_at_guard});
+    const bool c_ok = kit::expect_matmul(d_c.download(), expected, {input, look_at + kNanHint});
+    const bool guard_ok = d_c.expect_guard_untouched({input, kernel.look_at_guard});
     if (!(c_ok && guard_ok)) return;  // one report per shape is enough
   }
+}
+
+// `kernel` once on matrices of exactly their size, each an allocation of its
+// own, for compute-sanitizer (no guard zones: memcheck sees an access past an
+// end only where nothing is allocated). Returns whether C was right.
+inline bool check_product_exact(const Kernel& kernel, const Shape& shape, const std::string& look_at) {
+  const kit::MatmulInputs in = kit::make_matmul_inputs(shape.m, shape.k, shape.n);
+  kit::DeviceBuffer<float> d_a(in.a), d_b(in.b), d_c(static_cast<std::size_t>(shape.m) * shape.n);
+  d_c.poison();
+  kernel.launch(d_a.data(), d_b.data(), d_c.data(), shape.m, shape.k, shape.n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return kit::expect_matmul(d_c.download(), expected_for(in),
+                            {"matrices of exactly their size, " + in.shape(), look_at});
 }
 
 inline void check_all(const Kernel& kernel, const std::string& key, const std::string& kind,

@@ -164,12 +164,13 @@ class GuardedInput {
 };
 
 // Runs `step` on d_in[0, n) `repeats` times, each time on a freshly poisoned
-// *d_sum (with a guard zone after it) and d_partials, and checks each result.
-// Returns false at the first wrong one.
+// *d_sum and d_partials, each with a guard zone after it, and checks each
+// result and both guards. Returns false at the first wrong one.
 inline bool check_step_on_device(const Step& step, const float* d_in, std::int64_t n, const Expected& expected,
                                  const std::string& input, const std::string& look_at, int repeats = 1) {
-  const auto guard = static_cast<std::size_t>(kit::param_int("sum_guard_elements"));
-  kit::DeviceBuffer<float> d_sum(1 + guard), d_partials(static_cast<std::size_t>(partials_capacity(n)));
+  kit::GuardedBuffer<float> d_sum(1, static_cast<std::size_t>(kit::param_int("sum_guard_elements")));
+  kit::GuardedBuffer<float> d_partials(static_cast<std::size_t>(partials_capacity(n)),
+                                       static_cast<std::size_t>(kit::param_int("partials_guard_elements")));
   const double allowed = allowed_error(n, expected);
   const std::string what =
       input + (allowed == 0.0 ? "; whole numbers, so the sum must be exact"
@@ -179,17 +180,34 @@ inline bool check_step_on_device(const Step& step, const float* d_in, std::int64
     d_partials.poison();
     step.launch(d_in, n, d_sum.data(), d_partials.data());
     CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> all = d_sum.download();
     const std::string context =
         repeats > 1 ? what + " (run " + std::to_string(run) + " of " + std::to_string(repeats) + ")" : what;
-    const bool right = kit::expect_within(
-        std::vector<float>(all.begin(), all.begin() + 1), std::vector<double>{expected.sum},
-        [&](std::size_t) { return allowed; }, {context, look_at + kNanHint});
-    const bool clean = kit::expect_guard_untouched(std::vector<float>(all.begin() + 1, all.end()), 1,
-                                                   {context, step.name + ": the sum goes to d_sum[0], nothing after it"});
-    if (!right || !clean) return false;
+    const bool right = kit::expect_within(d_sum.download(), std::vector<double>{expected.sum},
+                                          [&](std::size_t) { return allowed; }, {context, look_at + kNanHint});
+    const bool clean =
+        d_sum.expect_guard_untouched({context, step.name + ": the sum goes to d_sum[0], nothing after it"});
+    const bool partials_clean = d_partials.expect_guard_untouched(
+        {context, step.name + ": d_partials holds partials_capacity(n) floats, and nothing after them is yours"});
+    if (!right || !clean || !partials_clean) return false;
   }
   return true;
+}
+
+// `step` once on d_in, *d_sum and d_partials of exactly their sizes, each an
+// allocation of its own, for compute-sanitizer (no guard zones: memcheck sees
+// an access past an end only where nothing is allocated).
+inline bool check_step_exact(const Step& step, const std::vector<float>& x, const std::string& input,
+                             const std::string& look_at) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  kit::DeviceBuffer<float> d_in(x), d_sum(1), d_partials(static_cast<std::size_t>(partials_capacity(n)));
+  d_sum.poison();
+  d_partials.poison();
+  step.launch(d_in.data(), n, d_sum.data(), d_partials.data());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const Expected expected = expected_sum(x);
+  const double allowed = allowed_error(n, expected);
+  return kit::expect_within(d_sum.download(), std::vector<double>{expected.sum}, [&](std::size_t) { return allowed; },
+                            {input + ", in buffers of exactly their sizes", look_at});
 }
 
 // Uploads x between guard zones and checks `step` on it.

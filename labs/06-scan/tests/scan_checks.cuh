@@ -16,6 +16,13 @@ inline const std::string kLookAtKoggeStone = "kogge_stone_scan_kernel and launch
 inline const std::string kLookAtWorkEfficient = "work_efficient_scan_kernel and launch_work_efficient_scan in scan.cu";
 inline const std::string kLookAtScan =
     "launch_scan, tile_sum_kernel, tile_scan_kernel and warp_inclusive_scan in scan.cu";
+inline const std::string kLookAtKoggeStoneGuard =
+    "the bounds check on the store in kogge_stone_scan_kernel: an element at index n or beyond does not exist";
+inline const std::string kLookAtWorkEfficientGuard =
+    "the bounds check on the stores in work_efficient_scan_kernel: an element at index n or beyond does not exist";
+inline const std::string kLookAtScanGuard =
+    "the bounds checks where tile_scan_kernel (or anything else in launch_scan) stores: an element at index n or "
+    "beyond does not exist and must not be written";
 
 enum class Kind { Inclusive, Exclusive };
 
@@ -93,14 +100,27 @@ inline bool expect_float_scan(const std::vector<float>& got, const FloatReferenc
       got, ref.sum, [&](std::size_t i) { return gamma * ref.magnitude[i]; }, context);
 }
 
-// Runs `launch` on device copies of `in` with a poisoned output and returns the output.
+// Poisoned elements after every output: more than a whole section or tile of most designs.
+inline std::size_t guard_elements() { return static_cast<std::size_t>(kit::param_int("guard_elements")); }
+
+template <class T>
+struct DeviceRun {
+  std::vector<T> out;
+  bool guard_untouched;
+};
+
+// Runs `launch` on a device copy of `in` with a poisoned output followed by `guard` poisoned
+// elements, returns the output and checks the guard (a failure is reported with
+// `guard_context`). guard = 0 gives buffers of exactly n elements, for compute-sanitizer,
+// whose memcheck sees an access past an end only where nothing is allocated.
 template <class T, class Launch>
-std::vector<T> run_on_device(const std::vector<T>& in, Launch launch) {
-  kit::DeviceBuffer<T> d_in(in), d_out(in.size());
-  d_out.poison();
+DeviceRun<T> run_on_device(const std::vector<T>& in, Launch launch, std::size_t guard,
+                           const kit::CaseContext& guard_context) {
+  kit::DeviceBuffer<T> d_in(in);
+  kit::GuardedBuffer<T> d_out(in.size(), guard);
   launch(d_in.data(), d_out.data(), static_cast<int>(in.size()));
   CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
-  return d_out.download();
+  return {d_out.download(), d_out.expect_guard_untouched(guard_context)};
 }
 
 template <class T>
@@ -111,46 +131,55 @@ void launch_whole_scan(Kind kind, const T* d_in, T* d_out, int n) {
     launch_exclusive_scan(d_in, d_out, n);
 }
 
-// The check_* functions return whether the output was right, so a test looping
-// over many inputs can stop at the first failure instead of repeating it.
+// The check_* functions return whether the output (and the guard after it) was
+// right, so a test looping over many inputs can stop at the first failure instead
+// of repeating it. `guard`: poisoned elements after the output; 0 for
+// compute-sanitizer runs (see run_on_device).
 
 // Part 1: the sectioned inclusive Kogge-Stone scan of n random floats.
-inline bool check_kogge_stone(int n, const std::string& input, const std::string& stream = "in") {
+inline bool check_kogge_stone(int n, const std::string& input, const std::string& stream = "in",
+                              std::size_t guard = guard_elements()) {
   const std::vector<float> x = float_inputs(n, stream);
-  const std::vector<float> got =
-      run_on_device(x, [](const float* d_in, float* d_out, int count) { launch_kogge_stone_scan(d_in, d_out, count); });
-  return expect_float_scan(
-      got, float_reference(x, Kind::Inclusive, kKoggeStoneSection),
-      {input + " (inclusive scan of each section of " + std::to_string(kKoggeStoneSection) + ")", kLookAtKoggeStone});
+  const std::string what = input + " (inclusive scan of each section of " + std::to_string(kKoggeStoneSection) + ")";
+  const auto run =
+      run_on_device(x, [](const float* d_in, float* d_out, int count) { launch_kogge_stone_scan(d_in, d_out, count); },
+                    guard, {what, kLookAtKoggeStoneGuard});
+  return expect_float_scan(run.out, float_reference(x, Kind::Inclusive, kKoggeStoneSection),
+                           {what, kLookAtKoggeStone}) &&
+         run.guard_untouched;
 }
 
 // Part 2: the sectioned exclusive work-efficient scan of n random floats.
-inline bool check_work_efficient(int n, const std::string& input, const std::string& stream = "in") {
+inline bool check_work_efficient(int n, const std::string& input, const std::string& stream = "in",
+                                 std::size_t guard = guard_elements()) {
   const std::vector<float> x = float_inputs(n, stream);
-  const std::vector<float> got = run_on_device(
-      x, [](const float* d_in, float* d_out, int count) { launch_work_efficient_scan(d_in, d_out, count); });
-  return expect_float_scan(
-      got, float_reference(x, Kind::Exclusive, kWorkEfficientSection),
-      {input + " (exclusive scan of each section of " + std::to_string(kWorkEfficientSection) + ")",
-       kLookAtWorkEfficient});
+  const std::string what = input + " (exclusive scan of each section of " + std::to_string(kWorkEfficientSection) + ")";
+  const auto run = run_on_device(
+      x, [](const float* d_in, float* d_out, int count) { launch_work_efficient_scan(d_in, d_out, count); }, guard,
+      {what, kLookAtWorkEfficientGuard});
+  return expect_float_scan(run.out, float_reference(x, Kind::Exclusive, kWorkEfficientSection),
+                           {what, kLookAtWorkEfficient}) &&
+         run.guard_untouched;
 }
 
 // Part 3 on integers: exact.
-inline bool check_int_scan(int n, Kind kind, const std::string& input) {
+inline bool check_int_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements()) {
   const std::vector<int> x = int_inputs(n, "int " + kind_name(kind) + " " + std::to_string(n));
-  const std::vector<int> got =
-      run_on_device(x, [kind](const int* d_in, int* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count); });
-  return kit::expect_equal(got, int_reference(x, kind),
-                           {input + ", " + kind_name(kind) + " scan of ints", kLookAtScan});
+  const std::string what = input + ", " + kind_name(kind) + " scan of ints";
+  const auto run =
+      run_on_device(x, [kind](const int* d_in, int* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count); },
+                    guard, {what, kLookAtScanGuard});
+  return kit::expect_equal(run.out, int_reference(x, kind), {what, kLookAtScan}) && run.guard_untouched;
 }
 
 // Part 3 on floats: within the path tolerance.
-inline bool check_float_scan(int n, Kind kind, const std::string& input) {
+inline bool check_float_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements()) {
   const std::vector<float> x = float_inputs(n, "float " + kind_name(kind) + " " + std::to_string(n));
-  const std::vector<float> got = run_on_device(
-      x, [kind](const float* d_in, float* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count); });
-  return expect_float_scan(got, float_reference(x, kind),
-                           {input + ", " + kind_name(kind) + " scan of floats", kLookAtScan});
+  const std::string what = input + ", " + kind_name(kind) + " scan of floats";
+  const auto run = run_on_device(
+      x, [kind](const float* d_in, float* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count); }, guard,
+      {what, kLookAtScanGuard});
+  return expect_float_scan(run.out, float_reference(x, kind), {what, kLookAtScan}) && run.guard_untouched;
 }
 
 }  // namespace scan_checks

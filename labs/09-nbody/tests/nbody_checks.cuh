@@ -43,6 +43,8 @@ inline Kernel tiled() { return {launch_nbody_tiled, "tiled kernel", kLookAtTiled
 
 inline float softening2() { return static_cast<float>(kit::param_double("softening2")); }
 inline float time_step() { return static_cast<float>(kit::param_double("dt")); }
+// NaN bodies after every array of bodies (positions, velocities, accelerations).
+inline std::size_t guard_bodies() { return static_cast<std::size_t>(kit::param_int("guard_bodies")); }
 
 // A seed for this test case's bodies, from its own kit::Rng stream.
 inline std::uint64_t case_seed(const std::string& stream) { return kit::Rng::for_case(stream).seed(); }
@@ -227,12 +229,14 @@ inline bool expect_accelerations(const std::vector<float>& got_flat, const Force
       {input + " (rows are bodies, columns x y z)", look_at, 3});
 }
 
-// Runs a force kernel on `bodies` and compares every acceleration. With a guard,
-// the positions are followed by `guard` NaN bodies that must add nothing (a
-// kernel that reads past n picks them up) and the accelerations by `guard`
-// poisoned slots that must stay untouched.
+// Runs a force kernel on `bodies` and compares every acceleration. The positions
+// are followed by `guard` NaN bodies that must add nothing (a kernel that reads
+// past n picks them up) and the accelerations by `guard` poisoned slots that
+// must stay untouched. guard = 0 gives arrays of exactly n bodies, for
+// compute-sanitizer, whose memcheck sees an access past an end only where
+// nothing is allocated.
 inline bool check_forces(const Kernel& kernel, const std::vector<float4>& pos, const std::string& input,
-                         std::size_t guard = 0, int repeats = 1) {
+                         std::size_t guard = guard_bodies(), int repeats = 1) {
   const std::size_t n = pos.size();
   std::vector<float4> padded = pos;
   padded.resize(n + guard, nan_body());
@@ -298,27 +302,72 @@ inline bool expect_final_accelerations(const std::vector<float4>& pos, const std
                               kLookAtLeapfrog);
 }
 
+// The first `count` elements of a device array, and the rest.
+template <class T>
+std::vector<T> first_part(const kit::DeviceBuffer<T>& buffer, std::size_t count) {
+  std::vector<T> all = buffer.download();
+  all.resize(count);
+  return all;
+}
+template <class T>
+std::vector<float> rest_as_floats(const kit::DeviceBuffer<T>& buffer, std::size_t count) {
+  return flatten(buffer.download(), count);
+}
+
 // Everything on the device for a leapfrog run, from the bodies' starting state.
+// Each array is followed by `guard` bodies' worth of NaN (0xFF bytes): a kernel
+// without its bounds check reads them, and what it writes there from them is a
+// NaN of another bit pattern, or it writes there plain values; either way
+// expect_guards_untouched reports it. guard = 0: arrays of exactly n bodies.
 struct DeviceBodies {
+  std::size_t n, guard;
   kit::DeviceBuffer<float4> pos;
   kit::DeviceBuffer<float3> vel, acc;
-  explicit DeviceBodies(const Bodies& bodies) : pos(bodies.pos), vel(bodies.vel), acc(bodies.pos.size()) {
+  explicit DeviceBodies(const Bodies& bodies, std::size_t guard_count = guard_bodies())
+      : n(bodies.pos.size()), guard(guard_count), pos(n + guard), vel(n + guard), acc(n + guard) {
+    poison_floats(pos);
+    poison_floats(vel);
     poison_floats(acc);
+    CUDA_CHECK(cudaMemcpy(pos.data(), bodies.pos.data(), n * sizeof(float4), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(vel.data(), bodies.vel.data(), n * sizeof(float3), cudaMemcpyHostToDevice));
+  }
+  void set_accelerations(const std::vector<float3>& values) {
+    CUDA_CHECK(cudaMemcpy(acc.data(), values.data(), n * sizeof(float3), cudaMemcpyHostToDevice));
+  }
+  std::vector<float4> positions() const { return first_part(pos, n); }
+  std::vector<float3> velocities() const { return first_part(vel, n); }
+  std::vector<float3> accelerations() const { return first_part(acc, n); }
+
+  // Nothing was written past the n bodies of any array (rows are bodies past the last).
+  bool expect_guards_untouched(const std::string& input) const {
+    const std::string look_at =
+        "the bounds checks of the leapfrog kernels: a thread whose body is n or beyond "
+        "must not read or write pos, vel or acc";
+    bool ok = kit::expect_guard_untouched(rest_as_floats(pos, n), 4 * n,
+                                          {input + ": past the end of pos (columns x y z m)", look_at, 4});
+    ok = kit::expect_guard_untouched(rest_as_floats(vel, n), 3 * n,
+                                     {input + ": past the end of vel (columns x y z)", look_at, 3}) &&
+         ok;
+    return kit::expect_guard_untouched(rest_as_floats(acc, n), 3 * n,
+                                       {input + ": past the end of acc (columns x y z)", look_at, 3}) &&
+           ok;
   }
 };
 
-// nbody_simulate from `bodies`, compared with the reference step by step.
-inline void check_simulation(const Bodies& bodies, int steps, const std::string& input) {
+// nbody_simulate from `bodies`, compared with the reference step by step, with
+// the guards of DeviceBodies (guard = 0: none, for compute-sanitizer).
+inline void check_simulation(const Bodies& bodies, int steps, const std::string& input,
+                             std::size_t guard = guard_bodies()) {
   const float dt = time_step();
   const int n = static_cast<int>(bodies.pos.size());
-  DeviceBodies d(bodies);
+  DeviceBodies d(bodies, guard);
   nbody_simulate(d.pos.data(), d.vel.data(), d.acc.data(), n, steps, dt, softening2());
   CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<float4> pos = d.pos.download();
-  const std::vector<float3> vel = d.vel.download(), acc = d.acc.download();
+  const std::vector<float4> pos = d.positions();
   const Leapfrog ref = reference_leapfrog(to_state(bodies.pos, bodies.vel), steps, dt, softening2());
-  expect_state(pos, vel, ref, input);
-  expect_final_accelerations(pos, acc, input);
+  expect_state(pos, d.velocities(), ref, input);
+  expect_final_accelerations(pos, d.accelerations(), input);
+  d.expect_guards_untouched(input);
 }
 
 // The centre of mass of a run must have moved by (total momentum / total mass)

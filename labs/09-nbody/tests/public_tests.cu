@@ -44,13 +44,14 @@ TEST_CASE("leapfrog: one step matches the kick-drift-kick reference") {
     acc[i] = make_float3(static_cast<float>(start.a[3 * i]), static_cast<float>(start.a[3 * i + 1]),
                          static_cast<float>(start.a[3 * i + 2]));
   DeviceBodies d(bodies);
-  d.acc.upload(acc);
+  d.set_accelerations(acc);
   launch_leapfrog_step(d.pos.data(), d.vel.data(), d.acc.data(), n, time_step(), softening2());
   CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<float4> pos = d.pos.download();
+  const std::vector<float4> pos = d.positions();
   const Leapfrog ref = reference_leapfrog(to_state(bodies.pos, bodies.vel), 1, time_step(), softening2());
-  expect_state(pos, d.vel.download(), ref, input);
-  expect_final_accelerations(pos, d.acc.download(), input);
+  expect_state(pos, d.velocities(), ref, input);
+  expect_final_accelerations(pos, d.accelerations(), input);
+  d.expect_guards_untouched(input);
 }
 
 TEST_CASE("leapfrog: many steps of a Plummer sphere match the reference") {
@@ -77,7 +78,9 @@ Run simulate(const Bodies& bodies, int steps) {
   nbody_simulate(d.pos.data(), d.vel.data(), d.acc.data(), static_cast<int>(bodies.pos.size()), steps, time_step(),
                  softening2());
   CUDA_CHECK(cudaDeviceSynchronize());
-  return {to_state(bodies.pos, bodies.vel), to_state(d.pos.download(), d.vel.download())};
+  d.expect_guards_untouched("nbody_simulate: " + std::to_string(steps) +
+                            " steps of n = " + std::to_string(bodies.pos.size()) + " bodies");
+  return {to_state(bodies.pos, bodies.vel), to_state(d.positions(), d.velocities())};
 }
 
 // How far the total momentum may move through float rounding alone (lab.toml).

@@ -27,3 +27,12 @@ TEST_CASE("vector_add (hidden): a very large vector") {
   const int n = static_cast<int>(kit::param_int("very_large_n"));
   check_round_trip(n, "a very large vector, n = " + std::to_string(n));
 }
+
+// Run under compute-sanitizer's memcheck (hidden.toml): any read or write outside
+// the three vectors fails, also one whose value never reaches c.
+TEST_CASE("vector_add (hidden): no read or write outside the vectors (compute-sanitizer memcheck)") {
+  for (const auto n : kit::param_ints("sanitizer_ns")) {
+    check_launch_exact(static_cast<int>(n), "n = " + std::to_string(n) + " on device vectors of exactly n elements");
+    check_round_trip(static_cast<int>(n), "n = " + std::to_string(n));
+  }
+}

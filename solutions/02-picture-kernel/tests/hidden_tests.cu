@@ -19,6 +19,45 @@ const std::string kLookAtBlurAxes =
     "box_blur_kernel and launch_box_blur: x (columns) up to width, y (rows) up to height, the pixel is "
     "y * width + x, and the window and its count use the right bound in each direction";
 
+// ---- Runs for compute-sanitizer (hidden.toml says which tool) ---------------------------------
+// Inputs and outputs of exactly the picture's size, each an allocation of its own: memcheck
+// reports an access past an end only where nothing is allocated, so no guard zone or padding
+// here. One run each, on a small picture, because the sanitizer slows kernels down many times.
+
+bool scale_exact(const Size& size) {
+  const std::vector<float> in = random_float_picture(size);
+  const float factor = kit::Rng::for_case("factor").uniform_floats(1, 0.25f, 4.0f)[0];
+  kit::DeviceBuffer<float> d_in(in), d_out(size.pixels());
+  d_out.poison();
+  launch_scale_picture(d_in.data(), d_out.data(), size.width, size.height, factor);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return kit::expect_close(
+      d_out.download(), picture_reference::scale(in, factor), {kit::param_double("scale_rel_tol"), 0.0},
+      {size.describe() + " in buffers of exactly its size", kLookAtScale, static_cast<std::size_t>(size.width)});
+}
+
+bool gray_exact(const Size& size) {
+  const Bytes rgb = random_bytes("colours", 3 * size.pixels());
+  kit::DeviceBuffer<std::uint8_t> d_rgb(rgb), d_gray(size.pixels());
+  d_gray.poison();
+  launch_rgb_to_gray(d_rgb.data(), d_gray.data(), size.width, size.height);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return expect_bytes_near(
+      d_gray.download(), picture_reference::gray(rgb),
+      {size.describe() + " in buffers of exactly its size", kLookAtGray, static_cast<std::size_t>(size.width)});
+}
+
+bool blur_exact(const Size& size, int radius) {
+  const Bytes picture = random_bytes("gray", size.pixels());
+  kit::DeviceBuffer<std::uint8_t> d_in(picture), d_out(size.pixels());
+  d_out.poison();
+  launch_box_blur(d_in.data(), d_out.data(), size.width, size.height, radius);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return expect_bytes_near(d_out.download(), picture_reference::box_blur(picture, size.width, size.height, radius),
+                           {size.describe() + ", radius " + std::to_string(radius) + ", in buffers of exactly its size",
+                            kLookAtBlur, static_cast<std::size_t>(size.width)});
+}
+
 }  // namespace
 
 // ---- Part 1 ----------------------------------------------------------------------------------
@@ -77,4 +116,31 @@ TEST_CASE("box_blur (hidden): sizes next to block multiples and a large picture"
       if (!check_blur(size, radius, size.describe() + ", next to a multiple of common block sizes")) return;
   const Size large = size_param("blur_large_size");
   check_blur(large, static_cast<int>(kit::param_int("blur_large_radius")), large.describe("large"));
+}
+
+// ---- Under compute-sanitizer -----------------------------------------------------------------
+
+// memcheck: every read and write stays inside the pictures, also those no result shows (a tile
+// border loaded from rows below the picture, say).
+TEST_CASE("scale_picture (hidden): no read or write outside the pictures (compute-sanitizer memcheck)") {
+  scale_exact(size_param("sanitizer_size"));
+}
+
+TEST_CASE("rgb_to_gray (hidden): no read or write outside the pictures (compute-sanitizer memcheck)") {
+  gray_exact(size_param("sanitizer_size"));
+}
+
+TEST_CASE("box_blur (hidden): no read or write outside the pictures (compute-sanitizer memcheck)") {
+  for (const int radius : int_list("sanitizer_blur_radii"))
+    if (!blur_exact(size_param("sanitizer_size"), radius)) return;
+}
+
+// racecheck: shared memory written by one thread is read by another only after a barrier.
+TEST_CASE("rgb_to_gray (hidden): no shared-memory race (compute-sanitizer racecheck)") {
+  gray_exact(size_param("sanitizer_size"));
+}
+
+TEST_CASE("box_blur (hidden): no shared-memory race (compute-sanitizer racecheck)") {
+  for (const int radius : int_list("sanitizer_blur_radii"))
+    if (!blur_exact(size_param("sanitizer_size"), radius)) return;
 }

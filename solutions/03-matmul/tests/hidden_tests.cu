@@ -35,3 +35,19 @@ TEST_CASE("matmul (hidden): no writes outside C at awkward sizes") {
 TEST_CASE("matmul (hidden): a large non-square product checked against cuBLAS") {
   check_product(shape_param("large_nonsquare_shape"), "large and non-square, no size a multiple of 32");
 }
+
+// Run under compute-sanitizer's memcheck (hidden.toml): A, B and C each in an allocation of
+// exactly its size, so that any read or write past one of them is reported, also a read whose
+// value never reaches C (a thread past the last row or column that still adds up its products).
+TEST_CASE("matmul (hidden): no read or write outside the three matrices (compute-sanitizer memcheck)") {
+  for (const Shape& shape : shapes_param("sanitizer_shapes")) {
+    const kit::MatmulInputs in = kit::make_matmul_inputs(shape.m, shape.k, shape.n);
+    kit::DeviceBuffer<float> d_a(in.a), d_b(in.b), d_c(static_cast<std::size_t>(shape.m) * shape.n);
+    d_c.poison();
+    launch_matmul(d_a.data(), d_b.data(), d_c.data(), shape.m, shape.k, shape.n);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (!kit::expect_matmul(d_c.download(), expected_for(in),
+                            {"matrices of exactly their size, " + in.shape(), kLookAt}))
+      return;
+  }
+}

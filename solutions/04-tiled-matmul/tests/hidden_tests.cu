@@ -43,3 +43,32 @@ TEST_CASE("register_tiled_matmul (hidden extra credit): awkward sizes and no wri
             "sizes around the block tile, K or N odd, single rows and columns, with a guard zone after C",
             kLookAtRegisterEdges);
 }
+
+// ---- Under compute-sanitizer (hidden.toml says which tool) ----------------------------------
+// One product per shape on matrices of exactly their size. memcheck: every read and write stays
+// inside A, B and C, also a tile entry read from past the end and then never used (a row of A
+// below the last, multiplied only into rows of C that are not stored). racecheck: no thread
+// reads a tile entry before the barrier that follows its store, and none overwrites an entry
+// before the barrier that follows its last read.
+
+TEST_CASE("tiled_matmul (hidden): no read or write outside the three matrices (compute-sanitizer memcheck)") {
+  for (const Shape& shape : shapes_param("sanitizer_shapes"))
+    if (!check_product_exact(kTiled, shape, kLookAtEdges)) return;
+}
+
+TEST_CASE("tiled_matmul (hidden): no shared-memory race (compute-sanitizer racecheck)") {
+  for (const Shape& shape : shapes_param("sanitizer_shapes"))
+    if (!check_product_exact(kTiled, shape, kLookAtBarriers)) return;
+}
+
+TEST_CASE(
+    "register_tiled_matmul (hidden extra credit): no read or write outside the three matrices (compute-sanitizer "
+    "memcheck)") {
+  for (const Shape& shape : shapes_param("sanitizer_register_shapes"))
+    if (!check_product_exact(kRegisterTiled, shape, kLookAtRegisterEdges)) return;
+}
+
+TEST_CASE("register_tiled_matmul (hidden extra credit): no shared-memory race (compute-sanitizer racecheck)") {
+  for (const Shape& shape : shapes_param("sanitizer_register_shapes"))
+    if (!check_product_exact(kRegisterTiled, shape, kLookAtRegister)) return;
+}

@@ -64,6 +64,29 @@ void check_huge(const Step& step) {
                            "an int or unsigned wraps round");
 }
 
+// Under compute-sanitizer (hidden.toml says which tool): each step once per length, on
+// buffers of exactly their sizes. memcheck: no read outside d_in, no write outside *d_sum and
+// d_partials, also none whose value never reaches the sum. racecheck: no thread reads a
+// shared-memory word another wrote before a barrier both passed, or overwrites one another may
+// still read.
+void check_sanitized(const Step& step, const std::string& look_at) {
+  for (const auto n : kit::param_ints("sanitizer_ns"))
+    if (!check_step_exact(step, signed_integers(static_cast<std::size_t>(n), "n" + std::to_string(n)),
+                          "n = " + std::to_string(n), look_at))
+      return;
+}
+
+std::string look_at_bounds(const Step& step) {
+  return step.look_at +
+         ": every load of d_in checks its index against n first, and every pass writes only "
+         "inside d_partials (partials_capacity(n) floats) or *d_sum";
+}
+
+std::string look_at_barriers(const Step& step) {
+  return "the __syncthreads() barriers in " + step.kernel +
+         ": between one level of the tree writing shared memory and the next level reading it";
+}
+
 }  // namespace
 
 TEST_CASE("launch_reduce_interleaved (hidden): lengths next to multiples of block and vector widths") {
@@ -122,4 +145,43 @@ TEST_CASE("sum_ints (hidden): a large array whose sum is read only after the ker
   check_ints(kit::Rng::for_case("x").uniform_ints(n, 1, 1000), "n = " + std::to_string(n) + ", a large array",
              "sum_ints: a kernel launch returns at once, before the kernel has run; the host must wait for the GPU "
              "(cudaDeviceSynchronize, or a cudaMemcpy of the result, which waits) before it reads the sum");
+}
+
+TEST_CASE("launch_reduce_interleaved (hidden): no read or write outside its buffers (compute-sanitizer memcheck)") {
+  check_sanitized(interleaved(), look_at_bounds(interleaved()));
+}
+TEST_CASE("launch_reduce_interleaved (hidden): no shared-memory race (compute-sanitizer racecheck)") {
+  check_sanitized(interleaved(), look_at_barriers(interleaved()));
+}
+TEST_CASE("launch_reduce_sequential (hidden): no read or write outside its buffers (compute-sanitizer memcheck)") {
+  check_sanitized(sequential(), look_at_bounds(sequential()));
+}
+TEST_CASE("launch_reduce_sequential (hidden): no shared-memory race (compute-sanitizer racecheck)") {
+  check_sanitized(sequential(), look_at_barriers(sequential()));
+}
+TEST_CASE("launch_reduce_grid_stride (hidden): no read or write outside its buffers (compute-sanitizer memcheck)") {
+  check_sanitized(grid_stride(), look_at_bounds(grid_stride()));
+}
+TEST_CASE("launch_reduce_grid_stride (hidden): no shared-memory race (compute-sanitizer racecheck)") {
+  check_sanitized(grid_stride(), look_at_barriers(grid_stride()));
+}
+TEST_CASE("launch_reduce_warp_shuffle (hidden): no read or write outside its buffers (compute-sanitizer memcheck)") {
+  check_sanitized(warp_shuffle(), look_at_bounds(warp_shuffle()));
+}
+TEST_CASE("launch_reduce_warp_shuffle (hidden): no shared-memory race (compute-sanitizer racecheck)") {
+  check_sanitized(warp_shuffle(), look_at_barriers(warp_shuffle()));
+}
+
+TEST_CASE("sum_ints (hidden): no read outside d_in (compute-sanitizer memcheck)") {
+  for (const auto n : kit::param_ints("sanitizer_ns")) {
+    const std::vector<int> x = small_signed_ints(static_cast<std::size_t>(n), "n" + std::to_string(n));
+    kit::DeviceBuffer<int> d_in(x);  // exactly n ints: memcheck reports a read past them
+    long long expected = 0;
+    for (const int v : x) expected += v;
+    const long long got = sum_ints(d_in.data(), static_cast<std::int64_t>(n));
+    if (!kit::expect_equal(std::vector<long long>{got}, std::vector<long long>{expected},
+                           {"n = " + std::to_string(n) + ", in an array of exactly n ints",
+                            kLookAtInts + ": the bounds of the loop that loads the ints"}))
+      return;
+  }
 }

@@ -45,3 +45,23 @@ TEST_CASE("transpose_padded (hidden): many shapes around tile edges with nothing
 TEST_CASE("transpose_padded (hidden): long thin matrices up to 65535 on a side") { long_thin(kPadded); }
 TEST_CASE("transpose_padded (hidden): a large non-square matrix with prime sides") { large_prime(kPadded); }
 TEST_CASE("transpose_padded (hidden): the whole tile is loaded before any thread reads it") { check_barrier(kPadded); }
+
+// Under compute-sanitizer (hidden.toml says which tool): each version once per shape, on
+// matrices of exactly their size. memcheck: no read or write outside the two matrices, also a
+// tile row loaded from below the input and never stored. racecheck: no thread reads a tile
+// element before the barrier that follows its store.
+TEST_CASE("transpose_naive (hidden): no read or write outside the matrices (compute-sanitizer memcheck)") {
+  check_shapes(kNaive, "sanitizer_shapes", "in buffers of exactly its size,", 0);
+}
+TEST_CASE("transpose_tiled (hidden): no read or write outside the matrices (compute-sanitizer memcheck)") {
+  check_shapes(kTiled, "sanitizer_shapes", "in buffers of exactly its size,", 0);
+}
+TEST_CASE("transpose_tiled (hidden): no shared-memory race (compute-sanitizer racecheck)") {
+  check_shapes(kTiled, "sanitizer_shapes", "in buffers of exactly its size,", 0);
+}
+TEST_CASE("transpose_padded (hidden): no read or write outside the matrices (compute-sanitizer memcheck)") {
+  check_shapes(kPadded, "sanitizer_shapes", "in buffers of exactly its size,", 0);
+}
+TEST_CASE("transpose_padded (hidden): no shared-memory race (compute-sanitizer racecheck)") {
+  check_shapes(kPadded, "sanitizer_shapes", "in buffers of exactly its size,", 0);
+}

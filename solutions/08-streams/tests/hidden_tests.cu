@@ -63,3 +63,19 @@ TEST_CASE("run_pipeline (hidden): another signal length and stream count within 
   check_budget(setup_for(n, lanes, budget), signals,
                std::to_string(signals) + " signals of " + std::to_string(n) + " samples, 3 times the budget");
 }
+
+// Under compute-sanitizer's memcheck (hidden.toml): every read and write of the window kernel
+// stays inside the signals, also a load whose value is never stored (two samples loaded at once
+// past an odd end); then a small dataset through the whole pipeline.
+TEST_CASE("launch_apply_window (hidden): no read or write outside the signals (compute-sanitizer memcheck)") {
+  const auto signals = static_cast<std::size_t>(kit::param_int("window_signals"));
+  for (const auto n : kit::param_ints("sanitizer_window_ns"))
+    check_window(
+        signals, static_cast<int>(n),
+        std::to_string(signals) + " signals of " + std::to_string(n) + " samples in a buffer of exactly their size", 0);
+}
+
+TEST_CASE("run_pipeline (hidden): no read or write outside the device buffers (compute-sanitizer memcheck)") {
+  const auto signals = static_cast<std::size_t>(kit::param_int("sanitizer_pipeline_signals"));
+  check_pipeline(setup_for(fft_n(), streams(), small_budget()), signals, signals_text(signals));
+}
