@@ -244,9 +244,11 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
 
     params = _params(public.get("params", {}), where)
     params.update(_params(hidden.get("params", {}), hidden_where))
-    for key in ("seed", "timing_warmup", "timing_repeats", "timing_batch"):
+    for key in ("seed", "timing_warmup", "timing_repeats", "ceiling_margin"):
         if key not in params:
             raise ConfigError(f"{where} [params]: '{key}' is required")
+    # A measurement faster than this many times a bound ceiling fails as implausible.
+    _number(params, "ceiling_margin", f"{where} [params]", minimum=1)
 
     tests = _tests(public.get("tests", []), False, timeout, where)
     tests += _tests(hidden.get("tests", []), True, timeout, hidden_where)

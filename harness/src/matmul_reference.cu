@@ -67,6 +67,7 @@ std::vector<int> spot_indices(int count, int random, const std::string& stream) 
 }
 
 constexpr int kRandomSpotLines = 3;  // random rows and columns checked on the CPU, besides first, middle, last
+constexpr float kInputLow = -1.0f, kInputHigh = 1.0f;
 
 }  // namespace
 
@@ -75,13 +76,22 @@ std::string MatmulInputs::shape() const {
 }
 
 MatmulInputs make_matmul_inputs(int m, int k, int n) {
+  return make_matmul_inputs(m, k, n, Rng::for_case("A"), Rng::for_case("B"));
+}
+
+MatmulInputs make_matmul_inputs(int m, int k, int n, const Rng& a, const Rng& b) {
   MatmulInputs in;
   in.m = m;
   in.k = k;
   in.n = n;
-  in.a = Rng::for_case("A").uniform_floats(static_cast<std::size_t>(m) * k, -1.0f, 1.0f);
-  in.b = Rng::for_case("B").uniform_floats(static_cast<std::size_t>(k) * n, -1.0f, 1.0f);
+  in.a = a.uniform_floats(static_cast<std::size_t>(m) * k, kInputLow, kInputHigh);
+  in.b = b.uniform_floats(static_cast<std::size_t>(k) * n, kInputLow, kInputHigh);
   return in;
+}
+
+void fill_matmul_inputs(float* d_a, float* d_b, int m, int k, int n, const Rng& a, const Rng& b) {
+  fill_uniform_floats(d_a, static_cast<std::size_t>(m) * k, a, kInputLow, kInputHigh);
+  fill_uniform_floats(d_b, static_cast<std::size_t>(k) * n, b, kInputLow, kInputHigh);
 }
 
 double float_dot_gamma(int k) { return gamma(k, 0x1.0p-24); }
@@ -161,7 +171,7 @@ Ceiling cublas_matmul_ceiling(const float* d_a, const float* d_b, float* d_c, in
                               const TimingOptions& options) {
   cublas_matmul(d_a, d_b, d_c, m, k, n);  // the first call picks and loads its kernel: keep it out of the timing
   const Timing timing = time_device_work([&] { cublas_matmul(d_a, d_b, d_c, m, k, n); }, options);
-  return {"cuBLAS SGEMM (FP32)", 2.0 * m * n * k / timing.median_s / 1e9};
+  return {"cuBLAS SGEMM (FP32)", 2.0 * m * n * k / timing.median_s / 1e9, true};
 }
 
 }  // namespace kit

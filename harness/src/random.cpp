@@ -1,7 +1,10 @@
 #include "kit/random.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "kit/params.hpp"
 #include "kit/results.hpp"
@@ -9,21 +12,41 @@
 namespace kit {
 namespace {
 
-// SplitMix64's finalizer: a cheap, well-mixed hash of a 64-bit counter.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 std::uint64_t hash_text(const std::string& text) {
   std::uint64_t hash = 0xCBF29CE484222325ull;  // FNV-1a
   for (unsigned char c : text) hash = (hash ^ c) * 0x100000001B3ull;
   return hash;
 }
 
+// Fills values[i] = element(i) for every i, on every core for large counts:
+// the timing cases make inputs of a gigabyte again for each output they check.
+template <class T, class Element>
+std::vector<T> generate(std::size_t count, Element element) {
+  constexpr std::size_t kPerThread = std::size_t{1} << 20;  // below this a thread costs more than it saves
+  std::vector<T> values(count);
+  const std::size_t threads =
+      std::clamp<std::size_t>(count / kPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
+  const auto fill = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) values[i] = element(i);
+  };
+  std::vector<std::thread> pool;
+  const std::size_t share = (count + threads - 1) / threads;
+  for (std::size_t t = 1; t < threads; ++t)
+    pool.emplace_back(fill, std::min(count, t * share), std::min(count, (t + 1) * share));
+  fill(0, std::min(count, share));
+  for (auto& thread : pool) thread.join();
+  return values;
+}
+
 }  // namespace
+
+namespace detail {
+void check_byte_range(int low, int high) {
+  if (!(0 <= low && low <= high && high <= 255))
+    throw std::invalid_argument("random bytes need 0 <= low <= high <= 255, not [" + std::to_string(low) + ", " +
+                                std::to_string(high) + "]");
+}
+}  // namespace detail
 
 std::uint64_t run_seed() {
   if (const char* seed = std::getenv("KIT_SEED")) return std::strtoull(seed, nullptr, 10);
@@ -31,37 +54,38 @@ std::uint64_t run_seed() {
 }
 
 Rng Rng::for_case(const std::string& stream) {
-  return Rng(mix(run_seed() ^ hash_text(current_case_name() + "/" + stream)));
+  return Rng(detail::mix(run_seed() ^ hash_text(current_case_name() + "/" + stream)));
 }
 
-std::uint64_t Rng::bits(std::uint64_t index) const { return mix(seed_ ^ mix(index)); }
-
-std::vector<float> Rng::uniform_floats(std::size_t count, float low, float high) {
-  std::vector<float> values(count);
+std::vector<float> Rng::uniform_floats(std::size_t count, float low, float high) const {
   const double span = static_cast<double>(high) - low;
-  for (std::size_t i = 0; i < count; ++i)
-    values[i] = static_cast<float>(low + span * static_cast<double>(bits(i) >> 40) * 0x1.0p-24);
-  return values;
+  return generate<float>(
+      count, [&](std::size_t i) { return detail::uniform_float(detail::random_bits(seed_, i), low, span); });
 }
 
-std::vector<double> Rng::uniform_doubles(std::size_t count, double low, double high) {
-  std::vector<double> values(count);
-  for (std::size_t i = 0; i < count; ++i)
-    values[i] = low + (high - low) * static_cast<double>(bits(i) >> 11) * 0x1.0p-53;
-  return values;
+std::vector<double> Rng::uniform_doubles(std::size_t count, double low, double high) const {
+  return generate<double>(count, [&](std::size_t i) {
+    return low + (high - low) * static_cast<double>(detail::random_bits(seed_, i) >> 11) * 0x1.0p-53;
+  });
 }
 
-std::vector<int> Rng::uniform_ints(std::size_t count, int low, int high) {
-  std::vector<int> values(count);
-  const std::uint64_t span = static_cast<std::uint64_t>(static_cast<std::int64_t>(high) - low + 1);
-  for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<int>(low + static_cast<std::int64_t>(bits(i) % span));
-  return values;
+std::vector<int> Rng::uniform_ints(std::size_t count, int low, int high) const {
+  const std::uint64_t span = detail::int_span(low, high);
+  return generate<int>(count,
+                       [&](std::size_t i) { return detail::uniform_int(detail::random_bits(seed_, i), low, span); });
 }
 
-std::vector<std::uint8_t> Rng::uniform_bytes(std::size_t count) {
-  std::vector<std::uint8_t> values(count);
-  for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<std::uint8_t>(bits(i) >> 56);
-  return values;
+std::vector<std::uint8_t> Rng::uniform_bytes(std::size_t count) const {
+  return generate<std::uint8_t>(
+      count, [&](std::size_t i) { return static_cast<std::uint8_t>(detail::random_bits(seed_, i) >> 56); });
+}
+
+std::vector<std::uint8_t> Rng::uniform_bytes(std::size_t count, int low, int high) const {
+  detail::check_byte_range(low, high);
+  const std::uint64_t span = detail::int_span(low, high);
+  return generate<std::uint8_t>(count, [&](std::size_t i) {
+    return static_cast<std::uint8_t>(detail::uniform_int(detail::random_bits(seed_, i), low, span));
+  });
 }
 
 }  // namespace kit

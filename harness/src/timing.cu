@@ -1,10 +1,17 @@
 #include "kit/timing.cuh"
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <sstream>
 
 #include "kit/cuda_check.cuh"
+#include "kit/device.hpp"
 #include "kit/device_buffer.cuh"
 #include "kit/params.hpp"
 #include "kit/results.hpp"
@@ -12,10 +19,172 @@
 namespace kit {
 namespace {
 
+constexpr int kBlockSize = 256;
+constexpr int kBlocksPerSm = 8;  // grid-stride loops over this many blocks per SM keep memory busy
+
+unsigned grid_for(std::size_t count) {
+  const std::size_t most = static_cast<std::size_t>(device_info().multiprocessors) * kBlocksPerSm;
+  const std::size_t needed = (count + kBlockSize - 1) / kBlockSize;
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min(needed, most)));
+}
+
 double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
   std::sort(values.begin(), values.end());
   const std::size_t mid = values.size() / 2;
   return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+// ---- the poison check ---------------------------------------------------------
+
+// Counts the elements equal to `fill` into *result: a per-thread count, a warp
+// sum, one atomic per warp.
+template <class Word>
+__global__ void count_fill_kernel(const Word* data, std::size_t count, Word fill, unsigned long long* result) {
+  unsigned long long mine = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    mine += data[i] == fill ? 1 : 0;
+  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xFFFFFFFFu, mine, offset);
+  if (threadIdx.x % 32 == 0 && mine > 0) atomicAdd(result, mine);
+}
+
+template <class Word>
+Word repeated(unsigned char byte) {
+  Word word;
+  std::memset(&word, byte, sizeof(word));
+  return word;
+}
+
+template <class Word>
+std::size_t count_fill_on_device(const Output& output) {
+  DeviceBuffer<unsigned long long> result(1);
+  CUDA_CHECK(cudaMemset(result.data(), 0, result.bytes()));
+  count_fill_kernel<<<grid_for(output.count), kBlockSize>>>(static_cast<const Word*>(output.data), output.count,
+                                                            repeated<Word>(output.fill), result.data());
+  CUDA_CHECK_LAUNCH();
+  return static_cast<std::size_t>(result.download()[0]);
+}
+
+// Host memory is read as bytes, which may alias any type.
+std::size_t count_fill_on_host(const Output& output) {
+  const auto* bytes = static_cast<const unsigned char*>(output.data);
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < output.count; ++i) {
+    bool all = true;
+    for (std::size_t b = 0; b < output.element_size; ++b) all &= bytes[i * output.element_size + b] == output.fill;
+    count += all ? 1 : 0;
+  }
+  return count;
+}
+
+// ---- emptying the L2 cache -----------------------------------------------------
+
+// Reads every word of `data`. The sum is stored only if it matches a value the
+// (zeroed) buffer never gives, which the compiler cannot know, so every read happens.
+__global__ void read_all_kernel(const uint4* data, std::size_t count, unsigned* sink) {
+  unsigned sum = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const uint4 v = data[i];
+    sum ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (sum == 0xFFFFFFFFu) *sink = sum;
+}
+
+// Before each call, refresh and poison have just written inputs and outputs,
+// which would otherwise still sit in L2 (50 MB on an H100) and make the call
+// faster than one that starts from memory, as the ceilings do. Reading a clean
+// buffer four times the size of L2 evicts them (dirty lines are written back
+// now, outside the clock).
+class CacheFlush {
+ public:
+  CacheFlush() : words_(l2_bytes() * 4 / sizeof(uint4)), buffer_(words_), sink_(1) {
+    CUDA_CHECK(cudaMemset(buffer_.data(), 0, buffer_.bytes()));
+  }
+  void run() {
+    read_all_kernel<<<grid_for(words_), kBlockSize>>>(buffer_.data(), words_, sink_.data());
+    CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  static std::size_t l2_bytes() {
+    int device = 0, bytes = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+    return std::max<std::size_t>(static_cast<std::size_t>(bytes), 1);
+  }
+  std::size_t words_;
+  DeviceBuffer<uint4> buffer_;
+  DeviceBuffer<unsigned> sink_;
+};
+
+// ---- the one timing loop -------------------------------------------------------
+
+std::string unwritten_message(const TimedWork& work, const Call& call, const Output& output, std::size_t unwritten) {
+  std::ostringstream text;
+  text << work.name << ": " << call.name() << " left " << unwritten << " of " << output.count << " elements of "
+       << output.name << " unwritten: they still hold the poison the test wrote there just before the call.\n"
+       << "Every call must do the whole work. A function that skips work when it is called again with the same "
+          "arguments, or does it on some calls only, is not allowed; the correctness tests call it once, the timing "
+          "calls it many times.";
+  if (!work.look_at.empty()) text << "\nLook at: " << work.look_at;
+  return text.str();
+}
+
+std::string wrong_message(const TimedWork& work, const Call& call) {
+  std::ostringstream text;
+  text << work.name << ": the output of " << call.name()
+       << " is wrong (the comparison with the CPU reference is above). The test gives every call new inputs and "
+          "checks the output of calls chosen at random when the test runs: every call must compute its result from "
+          "the inputs it is given, not return one kept from an earlier call.";
+  if (!work.look_at.empty()) text << "\nLook at: " << work.look_at;
+  return text.str();
+}
+
+// Warm-up, then one call per sample, with whichever guards `work` has: a peer has only a call.
+GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::vector<int> verified) {
+  if (options.warmup < 0 || options.repeats < 1)
+    throw std::invalid_argument("timing needs timing_warmup >= 0 and timing_repeats >= 1");
+  using Clock = std::chrono::steady_clock;
+  CacheFlush flush;
+  GuardedRun run;
+  run.verified_calls = std::move(verified);
+  const int total = options.warmup + options.repeats;
+  for (int index = 0; index < total; ++index) {
+    const Call call{index, options.warmup, total};
+    if (work.refresh) work.refresh(call);
+    for (const Output& output : work.outputs) poison(output);
+    flush.run();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto start = Clock::now();
+    work.call();
+    CUDA_CHECK(cudaDeviceSynchronize());  // every stream's work is done before the clock is read
+    const std::chrono::duration<double> elapsed = Clock::now() - start;
+    if (call.timed()) run.timing.samples_s.push_back(elapsed.count());
+
+    for (const Output& output : work.outputs)
+      if (const std::size_t unwritten = count_unwritten(output); unwritten > 0) {
+        run.failure = unwritten_message(work, call, output, unwritten);
+        return run;
+      }
+    const bool chosen =
+        call.timed() && std::binary_search(run.verified_calls.begin(), run.verified_calls.end(), call.sample());
+    if (chosen && !work.verify(call)) {
+      run.failure = wrong_message(work, call);
+      return run;
+    }
+  }
+  run.timing.median_s = median(run.timing.samples_s);
+  return run;
+}
+
+std::string show(double value, int precision) {
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(precision);
+  text << value;
+  return text.str();
 }
 
 }  // namespace
@@ -24,26 +193,82 @@ TimingOptions TimingOptions::from_params() {
   TimingOptions options;
   options.warmup = static_cast<int>(param_int("timing_warmup"));
   options.repeats = static_cast<int>(param_int("timing_repeats"));
-  options.batch = static_cast<int>(param_int("timing_batch"));
+  options.ceiling_margin = param_double("ceiling_margin");
   return options;
 }
 
-Timing time_device_work(const std::function<void()>& work, const TimingOptions& options) {
-  using Clock = std::chrono::steady_clock;
-  for (int i = 0; i < options.warmup; ++i) work();
-  CUDA_CHECK(cudaDeviceSynchronize());
+std::string Call::name() const {
+  if (!timed()) return "warm-up call " + std::to_string(index + 1) + " of " + std::to_string(warmup);
+  return "timed call " + std::to_string(sample()) + " of " + std::to_string(total - warmup);
+}
 
-  Timing timing;
-  for (int sample = 0; sample < options.repeats; ++sample) {
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const auto start = Clock::now();
-    for (int i = 0; i < options.batch; ++i) work();
-    CUDA_CHECK(cudaDeviceSynchronize());  // every stream's work is done before the clock is read
-    const std::chrono::duration<double> elapsed = Clock::now() - start;
-    timing.samples_s.push_back(elapsed.count() / options.batch);
+Rng Call::rng(const std::string& stream) const {
+  return Rng::for_case(stream + " (call " + std::to_string(index + 1) + ")");
+}
+
+void poison(const Output& output) {
+  const std::size_t bytes = output.count * output.element_size;
+  if (bytes == 0) return;
+  if (output.on_device)
+    CUDA_CHECK(cudaMemset(output.data, output.fill, bytes));
+  else
+    std::memset(output.data, output.fill, bytes);
+}
+
+std::size_t count_unwritten(const Output& output) {
+  if (output.count == 0) return 0;
+  switch (output.element_size) {
+    case 1: return output.on_device ? count_fill_on_device<std::uint8_t>(output) : count_fill_on_host(output);
+    case 2: return output.on_device ? count_fill_on_device<std::uint16_t>(output) : count_fill_on_host(output);
+    case 4: return output.on_device ? count_fill_on_device<std::uint32_t>(output) : count_fill_on_host(output);
+    case 8: return output.on_device ? count_fill_on_device<unsigned long long>(output) : count_fill_on_host(output);
   }
-  timing.median_s = median(timing.samples_s);
-  return timing;
+  throw std::invalid_argument("output '" + output.name + "': elements of " + std::to_string(output.element_size) +
+                              " bytes; declare it as an array of 1, 2, 4 or 8-byte elements (a float3 as 3 floats)");
+}
+
+std::vector<int> choose_verified_calls(int repeats, std::uint64_t entropy) {
+  // A sample moves the median only with at least half of the samples on its
+  // side, so with fewer than half unverified, any set of calls that moves it
+  // holds a verified one.
+  std::vector<int> others(static_cast<std::size_t>(std::max(repeats - 1, 0)));
+  std::iota(others.begin(), others.end(), 1);
+  std::mt19937_64 engine(entropy);
+  std::shuffle(others.begin(), others.end(), engine);
+  std::vector<int> chosen(others.begin(), others.begin() + std::min<std::ptrdiff_t>(repeats / 2, others.size()));
+  if (repeats >= 1) chosen.push_back(repeats);
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+GuardedRun run_guarded(const TimedWork& work, const TimingOptions& options) {
+  if (!work.call || work.outputs.empty() || !work.verify)
+    throw std::invalid_argument("timed work '" + work.name +
+                                "' needs a call, the outputs it writes and a verify; a library peer is timed with "
+                                "time_device_work");
+  // From the operating system's entropy: the submission cannot know which calls are checked.
+  std::random_device entropy;
+  const std::uint64_t draw = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+  return run_calls(work, options, choose_verified_calls(options.repeats, draw));
+}
+
+Timing time_device_work(const std::function<void()>& call, const TimingOptions& options) {
+  TimedWork peer;
+  peer.call = call;
+  return run_calls(peer, options, {}).timing;
+}
+
+Measurement time_work(const TimedWork& work, const TimingOptions& options) {
+  const GuardedRun run = run_guarded(work, options);
+  Measurement m{work.name,         run.timing,    work.work_per_call,     work.unit, work.custom_unit,
+                work.custom_scale, work.ceilings, options.ceiling_margin, true,      run.verified_calls};
+  if (!run.failure.empty()) {
+    std::printf("[timing] %-32s not measured: a guard failed (see the failure message)\n", work.name.c_str());
+    std::fflush(stdout);
+    FAIL(run.failure);
+  }
+  report(m);
+  return m;
 }
 
 double Measurement::rate() const {
@@ -65,11 +290,29 @@ std::string Measurement::unit_name() const {
   return "";
 }
 
+std::string implausibility(const Measurement& m) {
+  for (const Ceiling& ceiling : m.ceilings) {
+    if (!ceiling.bound) continue;
+    if (!(m.ceiling_margin >= 1.0))
+      throw std::logic_error("measurement '" + m.name + "' has a bound ceiling but no ceiling_margin >= 1");
+    const double ratio = m.rate() / ceiling.rate;
+    if (!(ratio <= m.ceiling_margin))  // a NaN or infinite rate is implausible too
+      return m.name + ": " + show(m.rate(), 1) + " " + m.unit_name() + " is " + show(ratio, 2) + " times " +
+             ceiling.name + " (" + show(ceiling.rate, 1) + " " + m.unit_name() +
+             ", measured in this process), and no correct run exceeds " + show(m.ceiling_margin, 2) +
+             " times it: faster than the hardware allows in this process, so the timed call cannot have done the "
+             "work. Every call must do the whole work.";
+  }
+  return "";
+}
+
 void report(const Measurement& m) {
+  const std::string implausible = implausibility(m);
   std::printf("[timing] %-32s %10.3f ms  %10.1f %s", m.name.c_str(), m.timing.median_s * 1e3, m.rate(),
               m.unit_name().c_str());
   for (const auto& ceiling : m.ceilings)
     std::printf("  (%.2f of %s at %.1f)", m.rate() / ceiling.rate, ceiling.name.c_str(), ceiling.rate);
+  if (!implausible.empty()) std::printf("  IMPLAUSIBLE");
   std::printf("\n");
   std::fflush(stdout);
 
@@ -82,14 +325,20 @@ void report(const Measurement& m) {
       .add("work_per_run", m.work_per_run)
       .add("rate", m.rate())
       .add("unit", m.unit_name());
-  std::vector<std::string> names;
+  std::vector<std::string> names, bounds;
   std::vector<double> rates;
   for (const auto& ceiling : m.ceilings) {
     names.push_back(ceiling.name);
     rates.push_back(ceiling.rate);
+    if (ceiling.bound) bounds.push_back(ceiling.name);
   }
-  record.add("ceiling_names", names).add("ceiling_rates", rates);
+  record.add("ceiling_names", names).add("ceiling_rates", rates).add("ceiling_bounds", bounds);
+  if (!bounds.empty()) record.add("ceiling_margin", m.ceiling_margin);
+  record.add("guarded", m.guarded)
+      .add("verified_calls", std::vector<double>(m.verified_calls.begin(), m.verified_calls.end()))
+      .add("implausible", !implausible.empty());
   write_record(record);
+  if (!implausible.empty()) FAIL_CHECK(implausible);
 }
 
 Ceiling copy_ceiling(std::size_t bytes_moved, const TimingOptions& options) {
@@ -99,7 +348,7 @@ Ceiling copy_ceiling(std::size_t bytes_moved, const TimingOptions& options) {
   const Timing timing = time_device_work(
       [&] { CUDA_CHECK(cudaMemcpyAsync(destination.data(), source.data(), bytes, cudaMemcpyDeviceToDevice)); },
       options);
-  return {"device-to-device copy", 2.0 * bytes / timing.median_s / 1e9};
+  return {"device-to-device copy", 2.0 * bytes / timing.median_s / 1e9, true};
 }
 
 }  // namespace kit

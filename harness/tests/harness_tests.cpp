@@ -1,8 +1,11 @@
-// The harness's own tests: CPU only, so they run in CI on every commit.
+// The harness's own tests that need no GPU, so they run in CI on every commit
+// (timing_tests.cu holds those that do).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -102,4 +105,122 @@ TEST_CASE("harness: a failed CUDA call names the call, the file and the line" * 
     CHECK(contains(text, "harness_tests.cpp:"));
     CHECK(contains(text, "invalid argument"));
   }
+}
+
+TEST_CASE("harness: large random inputs made on every core equal the element-by-element definition" * KIT_CPU_ONLY) {
+  const std::size_t n = (std::size_t{3} << 20) + 7;  // several threads' shares and a ragged end
+  const kit::Rng rng(19);
+  const auto floats = rng.uniform_floats(n, -1.0f, 1.0f);
+  const auto ints = rng.uniform_ints(n, -100, 100);
+  const auto bytes = rng.uniform_bytes(n, 2, 253);
+  bool same = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t bits = kit::detail::random_bits(19, i);
+    same = same && floats[i] == static_cast<float>(-1.0 + 2.0 * static_cast<double>(bits >> 40) * 0x1.0p-24) &&
+           ints[i] == static_cast<int>(-100 + static_cast<std::int64_t>(bits % 201)) &&
+           bytes[i] == static_cast<std::uint8_t>(2 + bits % 252);
+  }
+  CHECK(same);
+  CHECK(*std::min_element(bytes.begin(), bytes.end()) == 2);
+  CHECK(*std::max_element(bytes.begin(), bytes.end()) == 253);
+  CHECK_THROWS_AS(rng.uniform_bytes(10, 3, 256), std::invalid_argument);
+  CHECK_THROWS_AS(rng.uniform_bytes(10, 5, 4), std::invalid_argument);
+}
+
+TEST_CASE("harness: every timing call has inputs of its own and a name for messages" * KIT_CPU_ONLY) {
+  const kit::Call first_warmup{0, 3, 18}, first_timed{3, 3, 18}, last{17, 3, 18};
+  CHECK(first_warmup.name() == "warm-up call 1 of 3");
+  CHECK(first_timed.name() == "timed call 1 of 15");
+  CHECK(last.name() == "timed call 15 of 15");
+  CHECK_FALSE(first_warmup.timed());
+  CHECK(last.sample() == 15);
+  CHECK(first_timed.rng("a").seed() != last.rng("a").seed());
+  CHECK(first_timed.rng("a").seed() != first_timed.rng("b").seed());
+  CHECK(first_timed.rng("a").seed() == kit::Call{3, 3, 18}.rng("a").seed());
+}
+
+TEST_CASE("harness: the verified timing calls are the last and enough random others" * KIT_CPU_ONLY) {
+  for (int repeats = 1; repeats <= 31; ++repeats) {
+    INFO("repeats = " << repeats);
+    const std::vector<int> chosen = kit::choose_verified_calls(repeats, 12345);
+    REQUIRE(!chosen.empty());
+    CHECK(chosen.back() == repeats);
+    CHECK(std::is_sorted(chosen.begin(), chosen.end()));
+    CHECK(std::set<int>(chosen.begin(), chosen.end()).size() == chosen.size());
+    CHECK(chosen.front() >= 1);
+    // Moving the median takes at least (repeats + 1) / 2 samples; fewer than that go unchecked.
+    const int unverified = repeats - static_cast<int>(chosen.size());
+    CHECK(unverified < (repeats + 1) / 2);
+    CHECK(chosen == kit::choose_verified_calls(repeats, 12345));  // the draw alone decides
+  }
+  // Over many draws, every call but the last is sometimes checked and sometimes not.
+  std::vector<int> times_chosen(16, 0);
+  std::set<std::vector<int>> distinct;
+  for (std::uint64_t draw = 0; draw < 400; ++draw) {
+    const std::vector<int> chosen = kit::choose_verified_calls(15, draw);
+    distinct.insert(chosen);
+    for (const int call : chosen) ++times_chosen[static_cast<std::size_t>(call)];
+  }
+  for (int call = 1; call < 15; ++call) {
+    INFO("call " << call);
+    CHECK(times_chosen[static_cast<std::size_t>(call)] > 100);
+    CHECK(times_chosen[static_cast<std::size_t>(call)] < 300);
+  }
+  CHECK(times_chosen[15] == 400);
+  CHECK(distinct.size() > 300);
+}
+
+TEST_CASE("harness: unwritten elements of a host output are counted whatever their type" * KIT_CPU_ONLY) {
+  std::vector<float> floats(1000);
+  const kit::Output float_output = kit::Output::host("c", floats.data(), floats.size());
+  kit::poison(float_output);
+  CHECK(kit::count_unwritten(float_output) == 1000);
+  for (std::size_t i = 0; i < 990; ++i) floats[i] = static_cast<float>(i) - 500.0f;  // zero, negatives
+  CHECK(kit::count_unwritten(float_output) == 10);
+  floats[995] = std::numeric_limits<float>::quiet_NaN();  // another NaN than the poison's is written
+  CHECK(kit::count_unwritten(float_output) == 9);
+
+  // Bytes with a fill of the test's choosing: 0 here, so 171 (the usual poison) counts as written.
+  std::vector<std::uint8_t> bytes(777);
+  const kit::Output byte_output = kit::Output::host("gray", bytes.data(), bytes.size(), 0);
+  kit::poison(byte_output);
+  CHECK(kit::count_unwritten(byte_output) == 777);
+  std::fill(bytes.begin(), bytes.begin() + 700, std::uint8_t{171});
+  CHECK(kit::count_unwritten(byte_output) == 77);
+
+  // An element is unwritten only when all its bytes still hold the fill.
+  std::vector<long long> words(5);
+  const kit::Output word_output = kit::Output::host("sums", words.data(), words.size());
+  kit::poison(word_output);
+  reinterpret_cast<unsigned char*>(words.data())[3] = 0;
+  CHECK(kit::count_unwritten(word_output) == 4);
+
+  struct Triple {
+    float x, y, z;
+  };
+  std::vector<Triple> triples(4);
+  CHECK_THROWS_AS(kit::count_unwritten(kit::Output::host("acc", triples.data(), triples.size(), 0xFF)),
+                  std::invalid_argument);
+}
+
+TEST_CASE("harness: a rate above the margin times a bound ceiling is implausible" * KIT_CPU_ONLY) {
+  kit::Measurement m{"copy_kernel", {{1e-3}, 1e-3}, 2e9, kit::RateUnit::GBps};  // 2000 GB/s
+  m.ceiling_margin = 1.15;
+  m.ceilings = {{"device-to-device copy", 1800.0, true}, {"a naive kernel", 100.0, false}};
+  CHECK(kit::implausibility(m) == "");  // 1.11 of the copy: within the margin; the peer is no bound
+
+  m.ceilings[0].rate = 1700.0;  // 1.18 of it
+  const std::string why = kit::implausibility(m);
+  CHECK(contains(why, "copy_kernel: 2000.0 GB/s is 1.18 times device-to-device copy (1700.0 GB/s"));
+  CHECK(contains(why, "no correct run exceeds 1.15 times it"));
+  CHECK(contains(why, "faster than the hardware allows in this process"));
+  CHECK(contains(why, "cannot have done the work"));
+
+  m.timing.median_s = 0.0;  // a call that took no measurable time at all
+  CHECK(kit::implausibility(m) != "");
+
+  m.ceiling_margin = 0.0;  // a bound needs a margin to judge by
+  CHECK_THROWS_AS(kit::implausibility(m), std::logic_error);
+  m.ceilings[0].bound = false;
+  CHECK(kit::implausibility(m) == "");
 }

@@ -14,6 +14,7 @@
 
 #include "kit/check.hpp"
 #include "kit/params.hpp"
+#include "kit/random.hpp"
 #include "kit/timing.cuh"
 
 namespace kit {
@@ -30,6 +31,11 @@ struct MatmulInputs {
 
 // Fresh inputs for the running test case, from its "A" and "B" random streams.
 MatmulInputs make_matmul_inputs(int m, int k, int n);
+// The same from the given streams (a timing call's: kit::Call::rng).
+MatmulInputs make_matmul_inputs(int m, int k, int n, const Rng& a, const Rng& b);
+// The numbers of make_matmul_inputs(m, k, n, a, b), written by the GPU into
+// d_a (m x k) and d_b (k x n): a timing call's new inputs.
+void fill_matmul_inputs(float* d_a, float* d_b, int m, int k, int n, const Rng& a, const Rng& b);
 
 // γ_k = k u / (1 - k u), u = 2^-24: however a float dot product of length k is
 // summed (any order, with or without fused multiply-adds), its error is at most
@@ -64,7 +70,8 @@ bool expect_matmul(const std::vector<float>& got, const MatmulExpected& expected
 void cublas_matmul(const float* d_a, const float* d_b, float* d_c, int m, int k, int n);
 
 // cuBLAS's rate in GFLOP/s, timed in this process on these device matrices
-// with `options` (it overwrites d_c).
+// with `options` (it overwrites d_c). A bound (Ceiling::bound): the labs' kernels
+// do the same plain FP32 arithmetic, and none beats cuBLAS at it by much.
 Ceiling cublas_matmul_ceiling(const float* d_a, const float* d_b, float* d_c, int m, int k, int n,
                               const TimingOptions& options);
 

@@ -4,11 +4,24 @@
 // the test case's name, so a case gets the same inputs whether it runs alone or
 // with the others. The run's seed is $KIT_SEED if set (the grader passes a secret
 // one), else the lab's `seed` parameter; failure messages print it.
+//
+// The numbers are counter-based: element i depends only on the seed and i. So
+// large inputs are made on every core at once, and the GPU can write the very
+// same numbers straight into device memory (fill_uniform_*, below), which is
+// how timing cases give every timed call fresh inputs that the CPU reference
+// can make again afterwards.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#if defined(__CUDACC__)
+#define KIT_HOST_DEVICE __host__ __device__
+#else
+#define KIT_HOST_DEVICE
+#endif
 
 namespace kit {
 
@@ -20,17 +33,57 @@ class Rng {
   static Rng for_case(const std::string& stream = "");
   explicit Rng(std::uint64_t seed) : seed_(seed) {}
 
-  // Counter-based: element i depends only on the seed and i, so large inputs are
-  // fast to make and identical on every machine.
-  std::vector<float> uniform_floats(std::size_t count, float low, float high);
-  std::vector<double> uniform_doubles(std::size_t count, double low, double high);
-  std::vector<int> uniform_ints(std::size_t count, int low, int high);  // inclusive bounds
-  std::vector<std::uint8_t> uniform_bytes(std::size_t count);
+  std::vector<float> uniform_floats(std::size_t count, float low, float high) const;
+  std::vector<double> uniform_doubles(std::size_t count, double low, double high) const;
+  std::vector<int> uniform_ints(std::size_t count, int low, int high) const;  // inclusive bounds
+  std::vector<std::uint8_t> uniform_bytes(std::size_t count) const;
+  std::vector<std::uint8_t> uniform_bytes(std::size_t count, int low,
+                                          int high) const;  // inclusive, 0 <= low <= high <= 255
   std::uint64_t seed() const { return seed_; }
 
  private:
-  std::uint64_t bits(std::uint64_t index) const;
   std::uint64_t seed_;
 };
 
+// The same numbers as Rng's functions of the same name, written by the GPU into
+// device memory (queued on the default stream; nothing is synchronized).
+void fill_uniform_floats(float* d_out, std::size_t count, const Rng& rng, float low, float high);
+void fill_uniform_ints(int* d_out, std::size_t count, const Rng& rng, int low, int high);
+void fill_uniform_bytes(std::uint8_t* d_out, std::size_t count, const Rng& rng, int low, int high);
+
+namespace detail {
+
+// SplitMix64's finalizer: a cheap, well-mixed hash of a 64-bit counter.
+KIT_HOST_DEVICE inline std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// The bits behind element `index` of the stream `seed`.
+KIT_HOST_DEVICE inline std::uint64_t random_bits(std::uint64_t seed, std::uint64_t index) {
+  return mix(seed ^ mix(index));
+}
+
+// The element generators, shared by the CPU and the GPU so that both give the
+// same numbers bit for bit. For floats: the top 24 bits make k in [0, 2^24);
+// span * k is exact in double (span, the difference of two floats, has at most
+// 25 significant bits for the ranges the tests use) and so is the scaling by
+// 2^-24, so a compiler that fuses the multiply and the add changes nothing.
+KIT_HOST_DEVICE inline float uniform_float(std::uint64_t bits, float low, double span) {
+  return static_cast<float>(low + span * static_cast<double>(bits >> 40) * 0x1.0p-24);
+}
+KIT_HOST_DEVICE inline int uniform_int(std::uint64_t bits, int low, std::uint64_t span) {
+  return static_cast<int>(low + static_cast<std::int64_t>(bits % span));
+}
+// The number of integers in [low, high].
+KIT_HOST_DEVICE inline std::uint64_t int_span(int low, int high) {
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(high) - low + 1);
+}
+
+// Throws std::invalid_argument unless 0 <= low <= high <= 255.
+void check_byte_range(int low, int high);
+
+}  // namespace detail
 }  // namespace kit

@@ -1,34 +1,98 @@
-// Timing device work, for the timing cases that the grader's performance
-// points are based on.
+// Timing, for the timing cases that the grader's performance points are based
+// on: one way to time work, guarded so that only work really done is measured.
 //
-// Method: warm up, then take `repeats` samples; a sample runs the work `batch`
-// times between two cudaDeviceSynchronize calls and reads the host clock after
-// each, so work left on any stream is counted. The median sample is reported,
-// as seconds per run of the work, with a rate (GB/s or GFLOP/s) and, where
-// given, the ratio to a ceiling measured in the same process.
+// Method: `warmup` calls, then `repeats` timed calls, one call per sample. Before
+// every call, outside the clock: fresh inputs (refresh), the poison written over
+// every output, and the L2 cache emptied; then cudaDeviceSynchronize, the clock,
+// the call, cudaDeviceSynchronize (so work left on any stream is counted), the
+// clock. The median sample is reported, with a rate (GB/s, GFLOP/s or a unit of
+// the lab's own) and its ratio to ceilings measured in the same process.
+//
+// The guards, for a student's work (time_work):
+// - after every call, outside the clock, no output may still hold the poison: a
+//   call that skips work (because it was called before with the same
+//   arguments, or on all but some calls) fails the timing case;
+// - the inputs change before every call, so an output kept from an earlier call
+//   is wrong; the output of the last call, and of as many others chosen at
+//   random at run time as leaves fewer than half of the samples unchecked, is
+//   compared with the CPU reference: a submission that cheats on enough calls to
+//   move the median is always caught;
+// - a rate above ceiling_margin times a bound ceiling (a limit of the hardware or
+//   of the best library, measured in the same process) fails the timing case:
+//   the call cannot have done the work.
+// Library peers and ceilings are timed the same way, without the guards
+// (time_device_work).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "kit/poison.hpp"
+#include "kit/random.hpp"
 
 namespace kit {
 
 struct TimingOptions {
   int warmup = 3;
-  int repeats = 20;
-  int batch = 1;
-  // timing_warmup, timing_repeats and timing_batch from the lab's params.
+  int repeats = 15;
+  // A measurement faster than ceiling_margin x a bound ceiling fails as implausible.
+  double ceiling_margin = 0.0;
+  // timing_warmup, timing_repeats and ceiling_margin from the lab's params.
   static TimingOptions from_params();
 };
 
 struct Timing {
-  std::vector<double> samples_s;  // seconds per run of the work, one per sample
+  std::vector<double> samples_s;  // seconds per call, one per timed call
   double median_s = 0.0;
 };
 
-Timing time_device_work(const std::function<void()>& work, const TimingOptions& options);
+// One call of a timed work, as refresh and verify see it.
+struct Call {
+  int index = 0;   // 0-based over all calls, the warm-up calls first
+  int warmup = 0;  // how many warm-up calls come first
+  int total = 0;   // warm-up and timed calls
+
+  bool timed() const { return index >= warmup; }
+  int sample() const { return index - warmup + 1; }  // 1-based among the timed calls
+  // "warm-up call 2 of 3" or "timed call 7 of 15", for messages.
+  std::string name() const;
+  // The running test case's random stream `stream`, different for every call:
+  // refresh makes this call's inputs from it, and verify makes them again.
+  Rng rng(const std::string& stream) const;
+};
+
+// Memory that every call must write in full: before each call the harness fills
+// it with `fill` bytes (the poison), after it counts the elements that still hold
+// them. `fill` must make a value that no correct output element can hold (NaN
+// for floats); where every value is possible (bytes), choose the inputs so that
+// one is not, and pass it.
+struct Output {
+  std::string name;  // as the student knows it, e.g. "c" or "the gray picture"
+  void* data = nullptr;
+  std::size_t count = 0;         // elements
+  std::size_t element_size = 0;  // bytes per element: 1, 2, 4 or 8
+  unsigned char fill = 0;
+  bool on_device = true;
+
+  template <class T>
+  static Output device(const std::string& name, T* data, std::size_t count, int fill = poison_byte<T>()) {
+    return {name, data, count, sizeof(T), static_cast<unsigned char>(fill), true};
+  }
+  // Host memory (pageable or page-locked), checked on the CPU.
+  template <class T>
+  static Output host(const std::string& name, T* data, std::size_t count, int fill = poison_byte<T>()) {
+    return {name, data, count, sizeof(T), static_cast<unsigned char>(fill), false};
+  }
+};
+
+// Writes the fill over an output (on the default stream, for device memory).
+void poison(const Output& output);
+// How many of the output's elements hold the fill, every byte of them.
+std::size_t count_unwritten(const Output& output);
 
 enum class RateUnit { GBps, GFLOPs, Custom };
 
@@ -36,6 +100,29 @@ enum class RateUnit { GBps, GFLOPs, Custom };
 struct Ceiling {
   std::string name;   // e.g. "device-to-device copy", "cuBLAS SGEMM"
   double rate = 0.0;  // in the measurement's unit
+  // A limit no correct run of the work can pass by much: the memory system (a
+  // device-to-device copy), the arithmetic units, the best library. Not a peer
+  // that a good kernel may beat (a naive kernel, a sequential version).
+  bool bound = false;
+};
+
+// A student's work to time, and everything the guards need.
+struct TimedWork {
+  std::string name;            // the measurement's name, as lab.toml's [[perf]] entries give it
+  std::function<void()> call;  // one call of the work
+  double work_per_call = 0.0;  // bytes moved or floating-point operations, per call
+  RateUnit unit = RateUnit::GBps;
+  std::string custom_unit;    // the unit's name when unit == RateUnit::Custom (e.g. "interactions/s")
+  double custom_scale = 1.0;  // rate = work / time / custom_scale for a custom unit
+  std::vector<Ceiling> ceilings;
+  std::vector<Output> outputs;  // everything one call must write
+  // Optional: writes this call's inputs (from call.rng), outside the clock.
+  std::function<void(const Call&)> refresh;
+  // Compares the output of the call just made with the CPU reference for that
+  // call's inputs, reporting any mismatch (kit::expect_*); returns whether it
+  // was right.
+  std::function<bool(const Call&)> verify;
+  std::string look_at;  // where the student should look when a guard fails
 };
 
 struct Measurement {
@@ -46,16 +133,50 @@ struct Measurement {
   std::string custom_unit;    // the unit's name when unit == RateUnit::Custom (e.g. "interactions/s")
   double custom_scale = 1.0;  // rate = work / time / custom_scale for a custom unit
   std::vector<Ceiling> ceilings;
+  double ceiling_margin = 0.0;      // needed when a ceiling is a bound: see TimingOptions
+  bool guarded = false;             // timed by time_work, with the guards
+  std::vector<int> verified_calls;  // the timed calls (1-based) whose output was compared with the reference
 
   double rate() const;
   std::string unit_name() const;
 };
 
-// Print one line for the student and append a "timing" record for the grader.
+// What the guarded run of a work found.
+struct GuardedRun {
+  Timing timing;                    // all samples and their median, when nothing failed
+  std::vector<int> verified_calls;  // the timed calls (1-based) chosen for verification
+  std::string failure;              // empty, or why the run stopped: an unwritten output or a wrong one
+};
+
+// Times a student's work with the guards and reports it: prints the [timing]
+// line, writes the timing record, and fails the test case when a guard fails
+// (then it stops the case) or the rate is implausible. The one function a
+// timing case calls; returns the measurement.
+Measurement time_work(const TimedWork& work, const TimingOptions& options);
+
+// The guarded run alone, reporting nothing (time_work's first half; the
+// harness's own tests call it to see what the guards catch). Throws
+// std::invalid_argument when the work lacks a call, outputs or a verify.
+GuardedRun run_guarded(const TimedWork& work, const TimingOptions& options);
+
+// A library peer or a ceiling: the same timing, without guards.
+Timing time_device_work(const std::function<void()>& call, const TimingOptions& options);
+
+// Which timed calls (1-based, ascending) are verified: the last, and
+// repeats / 2 of the others drawn with `entropy`, so that fewer than half of
+// the samples go unverified.
+std::vector<int> choose_verified_calls(int repeats, std::uint64_t entropy);
+
+// Why a measurement is faster than a bound ceiling allows ("" when it is not):
+// its rate above measurement.ceiling_margin x the ceiling's.
+std::string implausibility(const Measurement& measurement);
+
+// Prints one line for the student and appends a "timing" record for the grader;
+// fails the test case when the measurement is implausible.
 void report(const Measurement& measurement);
 
 // Device-to-device copy bandwidth in GB/s, counting bytes read plus bytes
-// written, for a copy that moves `bytes_moved` in all: the ceiling for
+// written, for a copy that moves `bytes_moved` in all: the bound for
 // memory-bound kernels.
 Ceiling copy_ceiling(std::size_t bytes_moved, const TimingOptions& options);
 

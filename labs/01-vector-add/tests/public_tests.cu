@@ -25,36 +25,54 @@ TEST_CASE("launch_vector_add: device vectors with nothing written past the end")
   check_launch(n, "n = " + std::to_string(n) + " on device vectors");
 }
 
+// Every timed call gets new a and b, written on the GPU from its own random
+// streams; the harness checks that c is written in full each time and compares
+// c with the CPU sum after calls chosen at random.
 TEST_CASE("vector add timing: kernel on device-resident vectors" * KIT_TIMING) {
   const int n = static_cast<int>(kit::param_int("timing_n"));
-  const Inputs in = make_inputs(n);
-  kit::DeviceBuffer<float> d_a(in.a), d_b(in.b), d_c(n);
+  kit::DeviceBuffer<float> d_a(n), d_b(n), d_c(n);
   const auto options = kit::TimingOptions::from_params();
-  const double bytes = 3.0 * n * sizeof(float);  // read a and b, write c
+  const std::string input = "the timing vector, n = " + std::to_string(n);
 
-  kit::Measurement kernel{
-      "vector_add_kernel",
-      kit::time_device_work([&] { launch_vector_add(d_a.data(), d_b.data(), d_c.data(), n); }, options), bytes,
-      kit::RateUnit::GBps};
-  kernel.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
-  kit::report(kernel);
-
-  d_c.poison();  // the timed code must also be right
-  launch_vector_add(d_a.data(), d_b.data(), d_c.data(), n);
-  kit::expect_close(d_c.download(), in.sum, tolerance(), {"the timing vector, n = " + std::to_string(n), kLookAt});
+  kit::TimedWork work;
+  work.name = "vector_add_kernel";
+  work.call = [&] { launch_vector_add(d_a.data(), d_b.data(), d_c.data(), n); };
+  work.work_per_call = 3.0 * n * sizeof(float);  // read a and b, write c
+  work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(work.work_per_call), options)};
+  work.outputs = {kit::Output::device("c", d_c.data(), n)};
+  work.refresh = [&](const kit::Call& call) {
+    kit::fill_uniform_floats(d_a.data(), n, call.rng("a"), kInputLow, kInputHigh);
+    kit::fill_uniform_floats(d_b.data(), n, call.rng("b"), kInputLow, kInputHigh);
+  };
+  work.verify = [&](const kit::Call& call) {
+    return kit::expect_close(d_c.download(), make_inputs(n, call.rng("a"), call.rng("b")).sum, tolerance(),
+                             {input + ", inputs of " + call.name(), kLookAt});
+  };
+  work.look_at = kLookAt;
+  kit::time_work(work, options);
 }
 
+// The same on host arrays: new ones before every call, made on the CPU.
 TEST_CASE("vector add timing: host function with its copies over PCIe" * KIT_TIMING) {
   const int n = static_cast<int>(kit::param_int("timing_n"));
-  const Inputs in = make_inputs(n);
-  std::vector<float> c = kit::poisoned_vector<float>(n);
+  std::vector<float> a, b, c(n);
   kit::TimingOptions options = kit::TimingOptions::from_params();
   options.repeats = static_cast<int>(kit::param_int("host_timing_repeats"));
-  options.batch = 1;
+  const std::string input = "the timing vector, n = " + std::to_string(n);
 
-  kit::Measurement host{"vector_add_host",
-                        kit::time_device_work([&] { vector_add(in.a.data(), in.b.data(), c.data(), n); }, options),
-                        3.0 * n * sizeof(float), kit::RateUnit::GBps};
-  kit::report(host);
-  kit::expect_close(c, in.sum, tolerance(), {"the timing vector, n = " + std::to_string(n), kLookAt});
+  kit::TimedWork work;
+  work.name = "vector_add_host";
+  work.call = [&] { vector_add(a.data(), b.data(), c.data(), n); };
+  work.work_per_call = 3.0 * n * sizeof(float);
+  work.outputs = {kit::Output::host("c", c.data(), n)};
+  work.refresh = [&](const kit::Call& call) {
+    a = call.rng("a").uniform_floats(n, kInputLow, kInputHigh);
+    b = call.rng("b").uniform_floats(n, kInputLow, kInputHigh);
+  };
+  work.verify = [&](const kit::Call& call) {
+    return kit::expect_close(c, make_inputs(n, call.rng("a"), call.rng("b")).sum, tolerance(),
+                             {input + ", inputs of " + call.name(), kLookAt});
+  };
+  work.look_at = kLookAt;
+  kit::time_work(work, options);
 }

@@ -19,9 +19,14 @@ struct Inputs {
   std::vector<double> sum;  // the CPU reference, exact in double
 };
 
-inline Inputs make_inputs(std::size_t n) {
-  Inputs in{kit::Rng::for_case("a").uniform_floats(n, -1.0f, 1.0f),
-            kit::Rng::for_case("b").uniform_floats(n, -1.0f, 1.0f), std::vector<double>(n)};
+constexpr float kInputLow = -1.0f, kInputHigh = 1.0f;
+
+// a and b from the test case's "a" and "b" streams, or from the given ones (a
+// timing call's, whose numbers kit::fill_uniform_floats also writes on the GPU).
+inline Inputs make_inputs(std::size_t n, const kit::Rng& a = kit::Rng::for_case("a"),
+                          const kit::Rng& b = kit::Rng::for_case("b")) {
+  Inputs in{a.uniform_floats(n, kInputLow, kInputHigh), b.uniform_floats(n, kInputLow, kInputHigh),
+            std::vector<double>(n)};
   for (std::size_t i = 0; i < n; ++i) in.sum[i] = static_cast<double>(in.a[i]) + in.b[i];
   return in;
 }

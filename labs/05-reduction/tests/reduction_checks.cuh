@@ -266,32 +266,45 @@ inline std::vector<int> small_signed_ints(std::size_t n, const std::string& stre
 // Timing.
 
 // Times `step` on 2^28 random floats against thrust::reduce and a device-to-device
-// copy of as many bytes, then checks the timed code's result.
+// copy of as many bytes. Every timed call gets new values, written on the GPU
+// from its own random stream; the harness checks that *d_sum is written each
+// time and compares it with the CPU sum after calls chosen at random.
 inline void time_step(const Step& step) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_n"));
-  const std::vector<float> x = kit::Rng::for_case("x").uniform_floats(static_cast<std::size_t>(n), 0.0f, 1.0f);
-  GuardedInput<float> d_in(x);
+  const auto count = static_cast<std::size_t>(n);
+  constexpr float kLow = 0.0f, kHigh = 1.0f;
+  GuardedInput<float> d_in(count);
   kit::DeviceBuffer<float> d_sum(1), d_partials(static_cast<std::size_t>(partials_capacity(n)));
   const auto options = kit::TimingOptions::from_params();
   const double bytes = static_cast<double>(n) * sizeof(float);  // every element is read once
 
-  // Each run ends with the sum on the host, as a call of thrust::reduce does, so
-  // the two are timed alike.
+  kit::fill_uniform_floats(d_in.data(), count, kit::Rng::for_case("x"), kLow, kHigh);
+  kit::TimedWork work;
+  work.name = step.measurement;
+  // Each call ends with the sum on the host, as a call of thrust::reduce does, so the two are timed alike.
   float h_sum = 0.0f;
-  kit::Measurement m{step.measurement,
-                     kit::time_device_work(
-                         [&] {
-                           step.launch(d_in.data(), n, d_sum.data(), d_partials.data());
-                           CUDA_CHECK(cudaMemcpy(&h_sum, d_sum.data(), sizeof(float), cudaMemcpyDeviceToHost));
-                         },
-                         options),
-                     bytes, kit::RateUnit::GBps};
-  m.ceilings.push_back(thrust_reduce_ceiling(d_in.data(), n, options));
-  m.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
-  kit::report(m);
-
-  check_step_on_device(step, d_in.data(), n, expected_sum(x),
-                       "the timing array, n = " + std::to_string(n) + " random values in [0, 1)", step.look_at);
+  work.call = [&] {
+    step.launch(d_in.data(), n, d_sum.data(), d_partials.data());
+    CUDA_CHECK(cudaMemcpy(&h_sum, d_sum.data(), sizeof(float), cudaMemcpyDeviceToHost));
+  };
+  work.work_per_call = bytes;
+  work.ceilings = {thrust_reduce_ceiling(d_in.data(), n, options),
+                   kit::copy_ceiling(static_cast<std::size_t>(bytes), options)};
+  work.outputs = {kit::Output::device("*d_sum", d_sum.data(), 1)};
+  work.refresh = [&](const kit::Call& call) {
+    kit::fill_uniform_floats(d_in.data(), count, call.rng("x"), kLow, kHigh);
+  };
+  work.verify = [&](const kit::Call& call) {
+    const Expected expected = expected_sum(call.rng("x").uniform_floats(count, kLow, kHigh));
+    const double allowed = allowed_error(n, expected);
+    return kit::expect_within(
+        d_sum.download(), std::vector<double>{expected.sum}, [&](std::size_t) { return allowed; },
+        {"the timing array, n = " + std::to_string(n) + " random values in [0, 1) of " + call.name() +
+             "; allowed error " + show_number(allowed) + " (Tolerance, in the handout)",
+         step.look_at + kNanHint});
+  };
+  work.look_at = step.look_at;
+  kit::time_work(work, options);
 }
 
 }  // namespace reduction_checks

@@ -150,50 +150,73 @@ kit::Ceiling library_ceiling(const std::string& name, double bytes, const kit::T
 
 }  // namespace
 
+// Every timed call gets a new array, written on the GPU from its own random
+// stream; the harness checks that the output is written in full each time and
+// compares it with the CPU scan after calls chosen at random.
 TEST_CASE("scan timing: inclusive scan of a 1 GiB float array" * KIT_TIMING) {
   const int n = static_cast<int>(kit::param_int("timing_n"));
-  const std::vector<float> x = float_inputs(n);
-  kit::DeviceBuffer<float> d_in(x), d_out(n);
+  const auto count = static_cast<std::size_t>(n);
+  kit::DeviceBuffer<float> d_in(count), d_out(count);
   const auto options = kit::TimingOptions::from_params();
   const double bytes = 2.0 * n * sizeof(float);  // each element read once and written once
 
-  kit::Measurement scan{"inclusive_scan",
-                        kit::time_device_work([&] { launch_inclusive_scan(d_in.data(), d_out.data(), n); }, options),
-                        bytes, kit::RateUnit::GBps};
-  scan.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
+  kit::fill_uniform_floats(d_in.data(), count, kit::Rng::for_case("in"), kFloatLow, kFloatHigh);
   ReusingAllocator scratch;
-  scan.ceilings.push_back(library_ceiling("thrust::inclusive_scan", bytes, options, [&] {
-    thrust::inclusive_scan(thrust::cuda::par_nosync(scratch), d_in.data(), d_in.data() + n, d_out.data());
-  }));
-  kit::report(scan);
-
-  d_out.poison();  // the timed code must also be right
-  launch_inclusive_scan(d_in.data(), d_out.data(), n);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  expect_float_scan(d_out.download(), float_reference(x, Kind::Inclusive),
-                    {"the timing array, " + n_is(n) + ", inclusive scan of floats", kLookAtScan});
+  kit::TimedWork work;
+  work.name = "inclusive_scan";
+  work.call = [&] { launch_inclusive_scan(d_in.data(), d_out.data(), n); };
+  work.work_per_call = bytes;
+  work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(bytes), options),
+                   library_ceiling("thrust::inclusive_scan", bytes, options, [&] {
+                     thrust::inclusive_scan(thrust::cuda::par_nosync(scratch), d_in.data(), d_in.data() + n,
+                                            d_out.data());
+                   })};
+  // NaN: a float scan of finite inputs never gives it.
+  work.outputs = {kit::Output::device("d_out", d_out.data(), count)};
+  work.refresh = [&](const kit::Call& call) {
+    kit::fill_uniform_floats(d_in.data(), count, call.rng("in"), kFloatLow, kFloatHigh);
+  };
+  work.verify = [&](const kit::Call& call) {
+    const std::vector<float> x = call.rng("in").uniform_floats(count, kFloatLow, kFloatHigh);
+    return expect_float_scan(
+        d_out.download(), float_reference(x, Kind::Inclusive),
+        {"the timing array, " + n_is(n) + ", inclusive scan of the floats of " + call.name(), kLookAtScan});
+  };
+  work.look_at = kLookAtScan;
+  kit::time_work(work, options);
 }
 
 TEST_CASE("scan timing: exclusive scan of a 1 GiB int array" * KIT_TIMING) {
   const int n = static_cast<int>(kit::param_int("timing_n"));
-  const std::vector<int> x = int_inputs(n);
-  kit::DeviceBuffer<int> d_in(x), d_out(n);
+  const auto count = static_cast<std::size_t>(n);
+  kit::DeviceBuffer<int> d_in(count), d_out(count);
   const auto options = kit::TimingOptions::from_params();
   const double bytes = 2.0 * n * sizeof(int);
 
-  kit::Measurement scan{"exclusive_scan",
-                        kit::time_device_work([&] { launch_exclusive_scan(d_in.data(), d_out.data(), n); }, options),
-                        bytes, kit::RateUnit::GBps};
-  scan.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
+  kit::fill_uniform_ints(d_in.data(), count, kit::Rng::for_case("in"), kIntLow, kIntHigh);
   ReusingAllocator scratch;
-  scan.ceilings.push_back(library_ceiling("thrust::exclusive_scan", bytes, options, [&] {
-    thrust::exclusive_scan(thrust::cuda::par_nosync(scratch), d_in.data(), d_in.data() + n, d_out.data());
-  }));
-  kit::report(scan);
-
-  d_out.poison();
-  launch_exclusive_scan(d_in.data(), d_out.data(), n);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  kit::expect_equal(d_out.download(), int_reference(x, Kind::Exclusive),
-                    {"the timing array, " + n_is(n) + ", exclusive scan of ints", kLookAtScan});
+  kit::TimedWork work;
+  work.name = "exclusive_scan";
+  work.call = [&] { launch_exclusive_scan(d_in.data(), d_out.data(), n); };
+  work.work_per_call = bytes;
+  work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(bytes), options),
+                   library_ceiling("thrust::exclusive_scan", bytes, options, [&] {
+                     thrust::exclusive_scan(thrust::cuda::par_nosync(scratch), d_in.data(), d_in.data() + n,
+                                            d_out.data());
+                   })};
+  // The poison, 0xABABABAB = -1414812757, is no prefix sum here: the inputs lie in [-100, 100], so
+  // by Hoeffding's inequality a prefix of at most 2^28 of them reaches that size with a probability
+  // below exp(-(1.4e9)^2 / (2 * 2^28 * 100^2)), about exp(-370000).
+  work.outputs = {kit::Output::device("d_out", d_out.data(), count)};
+  work.refresh = [&](const kit::Call& call) {
+    kit::fill_uniform_ints(d_in.data(), count, call.rng("in"), kIntLow, kIntHigh);
+  };
+  work.verify = [&](const kit::Call& call) {
+    const std::vector<int> x = call.rng("in").uniform_ints(count, kIntLow, kIntHigh);
+    return kit::expect_equal(
+        d_out.download(), int_reference(x, Kind::Exclusive),
+        {"the timing array, " + n_is(n) + ", exclusive scan of the ints of " + call.name(), kLookAtScan});
+  };
+  work.look_at = kLookAtScan;
+  kit::time_work(work, options);
 }

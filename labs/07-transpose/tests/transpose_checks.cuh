@@ -48,8 +48,10 @@ inline std::string shape(int rows, int cols) {
 // Transposing moves floats without arithmetic, so the result must be exact.
 // Inputs are distinct-looking random values in [-1, 1): any element taken from
 // the wrong place shows up as a mismatch.
+constexpr float kInputLow = -1.0f, kInputHigh = 1.0f;
+
 inline std::vector<float> make_matrix(int rows, int cols, const std::string& stream) {
-  return kit::Rng::for_case(stream).uniform_floats(static_cast<std::size_t>(rows) * cols, -1.0f, 1.0f);
+  return kit::Rng::for_case(stream).uniform_floats(static_cast<std::size_t>(rows) * cols, kInputLow, kInputHigh);
 }
 
 // The CPU reference: the cols x rows transpose of a row-major rows x cols matrix.
@@ -143,37 +145,44 @@ inline void cublas_transpose(const float* d_in, float* d_out, int rows, int cols
 
 // Times one version on the large timing matrix, with two ceilings measured in
 // this process: a device-to-device copy of the same number of bytes, and
-// cuBLAS's own transpose (cublasSgeam). Then checks that the timed code is right.
+// cuBLAS's own transpose (cublasSgeam), whose output is checked too. Every
+// timed call gets a new matrix, written on the GPU from its own random stream;
+// the harness checks that the output is written in full each time and compares
+// it with the CPU transpose after calls chosen at random.
 inline void time_version(const Version& v) {
   const int rows = static_cast<int>(kit::param_int("timing_rows"));
   const int cols = static_cast<int>(kit::param_int("timing_cols"));
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
   const std::vector<float> h_in = make_matrix(rows, cols, "timing");
-  const std::vector<float> expected = transposed(h_in, rows, cols);
   kit::DeviceBuffer<float> d_in(h_in), d_out(n);
   const auto options = kit::TimingOptions::from_params();
   const double bytes = 2.0 * static_cast<double>(n) * sizeof(float);  // each element read once, written once
   const std::string input = "the timing matrix " + shape(rows, cols);
 
-  kit::Measurement kernel{v.kernel,
-                          kit::time_device_work([&] { v.launch(d_in.data(), d_out.data(), rows, cols); }, options),
-                          bytes, kit::RateUnit::GBps};
-  kernel.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
-
   const kit::Timing peer = kit::time_device_work([&] { cublas_transpose(d_in.data(), d_out.data(), rows, cols); },
                                                  options);
-  kernel.ceilings.push_back({"cuBLAS Sgeam transpose", bytes / peer.median_s / 1e9});
-  kit::report(kernel);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  kit::expect_equal(d_out.download(), expected,
+  kit::expect_equal(d_out.download(), transposed(h_in, rows, cols),
                     {"the cuBLAS peer on " + input,
                      "not your code: the lab's cuBLAS call in tests/transpose_checks.cuh (tell your TA)",
                      static_cast<std::size_t>(rows)});
 
-  d_out.poison();  // the timed code must also be right
-  v.launch(d_in.data(), d_out.data(), rows, cols);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  kit::expect_equal(d_out.download(), expected, {input, look_at(v), static_cast<std::size_t>(rows)});
+  kit::TimedWork work;
+  work.name = v.kernel;
+  work.call = [&] { v.launch(d_in.data(), d_out.data(), rows, cols); };
+  work.work_per_call = bytes;
+  work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(bytes), options),
+                   {"cuBLAS Sgeam transpose", bytes / peer.median_s / 1e9}};
+  work.outputs = {kit::Output::device("d_out", d_out.data(), n)};  // NaN: no input element is one
+  work.refresh = [&](const kit::Call& call) {
+    kit::fill_uniform_floats(d_in.data(), n, call.rng("timing"), kInputLow, kInputHigh);
+  };
+  work.verify = [&](const kit::Call& call) {
+    const std::vector<float> in = call.rng("timing").uniform_floats(n, kInputLow, kInputHigh);
+    return kit::expect_equal(d_out.download(), transposed(in, rows, cols),
+                             {input + ", the matrix of " + call.name(), look_at(v), static_cast<std::size_t>(rows)});
+  };
+  work.look_at = look_at(v);
+  kit::time_work(work, options);
 }
 
 }  // namespace transpose_checks

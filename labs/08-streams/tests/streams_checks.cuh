@@ -46,17 +46,17 @@ inline std::vector<float> make_signals(std::size_t signals, int n, const std::st
   return kit::Rng::for_case(stream).uniform_floats(2 * signals * static_cast<std::size_t>(n), -1.0f, 1.0f);
 }
 
-// The same for a dataset too large to draw sample by sample in good time (the
-// timing test's gigabyte): `period` random signals repeated. A prime period
-// keeps any two chunks of a power-of-two size from holding the same data, so a
-// chunk read from or written to the wrong place still shows.
-inline std::vector<float> make_tiled_signals(std::size_t signals, int n, std::size_t period) {
+// A dataset too large to draw sample by sample in good time (the timing test's
+// gigabyte): the `base` signals repeated, starting at base signal `shift`, into
+// `signals` signals at `out`. A prime count of base signals keeps any two chunks
+// of a power-of-two size from holding the same data, so a chunk read from or
+// written to the wrong place still shows; a new shift changes the data at every place.
+inline void tile_signals(const std::vector<float>& base, int n, std::size_t shift, std::size_t signals, float* out) {
   const std::size_t floats_per_signal = 2 * static_cast<std::size_t>(n);
-  const std::vector<float> base = make_signals(std::min(signals, period), n);
-  std::vector<float> all(signals * floats_per_signal);
-  for (std::size_t first = 0; first < all.size(); first += base.size())
-    std::copy_n(base.begin(), std::min(base.size(), all.size() - first), all.begin() + first);
-  return all;
+  const std::size_t distinct = base.size() / floats_per_signal;
+  for (std::size_t s = 0; s < signals; ++s)
+    std::copy_n(base.begin() + static_cast<std::ptrdiff_t>((s + shift) % distinct * floats_per_signal),
+                floats_per_signal, out + s * floats_per_signal);
 }
 
 // ---------------------------------------------------------------------------

@@ -391,7 +391,7 @@ inline bool expect_centre_of_mass_motion(const State& start, const State& end, d
 }
 
 // The FP32 fused multiply-add rate of this GPU, measured now: the ceiling for
-// the GFLOP/s of the force kernels (fp32_peak.cu).
+// the GFLOP/s of the force kernels, and a bound (fp32_peak.cu).
 kit::Ceiling fp32_fma_ceiling(const kit::TimingOptions& options);
 
 }  // namespace nbody_checks

@@ -1,0 +1,193 @@
+// The harness's own GPU tests: the random fills match the CPU's numbers, and the
+// timing guards catch the ways a submission can game the timing while honest
+// work passes. Without a GPU they are skipped, like every GPU test.
+#include <string>
+#include <vector>
+
+#include "kit/kit.cuh"
+
+namespace {
+
+constexpr int kBlock = 256;
+constexpr std::size_t kCount = 1000003;  // a prime: not a multiple of the block
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+__global__ void double_kernel(const float* in, float* out, std::size_t n) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = 2.0f * in[i];
+}
+
+void launch_double(const float* d_in, float* d_out, std::size_t n) {
+  double_kernel<<<static_cast<unsigned>((n + kBlock - 1) / kBlock), kBlock>>>(d_in, d_out, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+// out = 2 in on kCount floats (or `count`), with fresh inputs before every call
+// and every output of a verified call compared exactly (doubling is exact).
+// `call` runs the work under test; `verified` counts the verify calls.
+struct DoublingCase {
+  explicit DoublingCase(std::size_t count = kCount) : n(count), d_in(count), d_out(count) {}
+
+  kit::TimedWork work(std::function<void()> call) {
+    kit::TimedWork w;
+    w.name = "double_kernel";
+    w.call = std::move(call);
+    w.work_per_call = 2.0 * n * sizeof(float);
+    w.outputs = {kit::Output::device("out", d_out.data(), n)};
+    w.refresh = [this](const kit::Call& c) { kit::fill_uniform_floats(d_in.data(), n, c.rng("in"), -1.0f, 1.0f); };
+    w.verify = [this](const kit::Call& c) {
+      ++verified;
+      const std::vector<float> in = c.rng("in").uniform_floats(n, -1.0f, 1.0f);
+      const std::vector<float> out = d_out.download();
+      for (std::size_t i = 0; i < n; ++i)
+        if (out[i] != 2.0f * in[i]) return false;
+      return true;
+    };
+    return w;
+  }
+  void honest() { launch_double(d_in.data(), d_out.data(), n); }
+
+  std::size_t n;
+  kit::DeviceBuffer<float> d_in, d_out;
+  int verified = 0;
+};
+
+kit::TimingOptions options() {
+  kit::TimingOptions o;
+  o.warmup = 2;
+  o.repeats = 7;
+  o.ceiling_margin = 1.5;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("harness: the GPU's random fills equal the CPU's numbers") {
+  const kit::Rng rng(23);
+  for (const std::size_t n : {std::size_t{1}, kCount}) {
+    INFO("n = " << n);
+    kit::DeviceBuffer<float> floats(n);
+    kit::DeviceBuffer<int> ints(n);
+    kit::DeviceBuffer<std::uint8_t> bytes(n);
+    kit::fill_uniform_floats(floats.data(), n, rng, -1000.0f, 1000.0f);
+    kit::fill_uniform_ints(ints.data(), n, rng, -100, 100);
+    kit::fill_uniform_bytes(bytes.data(), n, rng, 2, 253);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(floats.download() == rng.uniform_floats(n, -1000.0f, 1000.0f));
+    CHECK(ints.download() == rng.uniform_ints(n, -100, 100));
+    CHECK(bytes.download() == rng.uniform_bytes(n, 2, 253));
+  }
+}
+
+TEST_CASE("harness: the poison check counts unwritten elements in device memory") {
+  kit::DeviceBuffer<std::uint8_t> bytes(kCount);
+  const kit::Output output = kit::Output::device("gray", bytes.data(), kCount, 0);
+  kit::poison(output);
+  CHECK(kit::count_unwritten(output) == kCount);
+  CUDA_CHECK(cudaMemset(bytes.data(), 171, kCount - 5));  // the usual poison is an ordinary gray here
+  CHECK(kit::count_unwritten(output) == 5);
+
+  kit::DeviceBuffer<double> doubles(kCount);
+  const kit::Output double_output = kit::Output::device("sums", doubles.data(), kCount);
+  kit::poison(double_output);
+  CUDA_CHECK(
+      cudaMemset(reinterpret_cast<unsigned char*>(doubles.data()) + 8 * 10 + 7, 0, 1));  // one byte of element 10
+  CHECK(kit::count_unwritten(double_output) == kCount - 1);
+}
+
+TEST_CASE("harness: honest work passes the timing guards") {
+  DoublingCase test;
+  const kit::GuardedRun run = kit::run_guarded(test.work([&] { test.honest(); }), options());
+  CHECK(run.failure == "");
+  CHECK(run.timing.samples_s.size() == 7);
+  CHECK(run.timing.median_s > 0.0);
+  CHECK(run.verified_calls.size() == 4);  // the last and 3 of the other 6
+  CHECK(run.verified_calls.back() == 7);
+  CHECK(test.verified == 4);
+}
+
+TEST_CASE("harness: time_work reports honest work and passes") {
+  DoublingCase test(std::size_t{1} << 26);  // 512 MiB moved per call: far beyond L2
+  kit::TimedWork work = test.work([&] { test.honest(); });
+  const kit::TimingOptions o = options();
+  work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(work.work_per_call), o)};
+  const kit::Measurement m = kit::time_work(work, o);
+  CHECK(m.guarded);
+  CHECK(m.verified_calls.size() == 4);
+  CHECK(kit::implausibility(m) == "");  // a kernel that moves what a copy moves stays below 1.5 copies
+}
+
+TEST_CASE("harness: a work that skips repeated calls with the same arguments is caught") {
+  DoublingCase test;
+  const float* last_in = nullptr;
+  float* last_out = nullptr;
+  const kit::GuardedRun run = kit::run_guarded(test.work([&] {
+    if (test.d_in.data() == last_in && test.d_out.data() == last_out) return;  // "already done"
+    last_in = test.d_in.data();
+    last_out = test.d_out.data();
+    test.honest();
+  }),
+                                               options());
+  CHECK(contains(run.failure, "double_kernel: warm-up call 2 of 2 left 1000003 of 1000003 elements of out unwritten"));
+  CHECK(contains(run.failure, "Every call must do the whole work"));
+}
+
+TEST_CASE("harness: a work that computes on every third call only is caught") {
+  DoublingCase test;
+  int calls = 0;
+  const kit::GuardedRun run = kit::run_guarded(test.work([&] {
+    if (calls++ % 3 == 0) test.honest();
+  }),
+                                               options());
+  CHECK(contains(run.failure, "warm-up call 2 of 2 left 1000003 of 1000003 elements of out unwritten"));
+}
+
+TEST_CASE("harness: a work that computes only on the last call is caught") {
+  DoublingCase test;
+  const kit::TimingOptions o = options();
+  int calls = 0;
+  const kit::GuardedRun run = kit::run_guarded(test.work([&] {
+    if (++calls == o.warmup + o.repeats) test.honest();
+  }),
+                                               o);
+  CHECK(contains(run.failure, "warm-up call 1 of 2 left 1000003 of 1000003 elements of out unwritten"));
+  CHECK(test.verified == 0);
+}
+
+TEST_CASE("harness: a work that restores an output kept from its first call is caught") {
+  DoublingCase test;
+  kit::DeviceBuffer<float> cache(kCount);
+  bool cached = false;
+  const kit::GuardedRun run = kit::run_guarded(test.work([&] {
+    if (cached) {
+      CUDA_CHECK(cudaMemcpyAsync(test.d_out.data(), cache.data(), cache.bytes(), cudaMemcpyDeviceToDevice));
+      return;
+    }
+    test.honest();
+    CUDA_CHECK(cudaMemcpyAsync(cache.data(), test.d_out.data(), cache.bytes(), cudaMemcpyDeviceToDevice));
+    cached = true;
+  }),
+                                               options());
+  // Every output was written, but with the first call's result: the first verified call catches it.
+  CHECK(contains(run.failure, "double_kernel: the output of timed call "));
+  CHECK(contains(run.failure, "is wrong"));
+  CHECK(contains(run.failure, "not return one kept from an earlier call"));
+  CHECK(test.verified == 1);
+}
+
+TEST_CASE("harness: a rate above the margin times a bound ceiling is flagged") {
+  DoublingCase test(std::size_t{1} << 26);
+  kit::TimedWork work = test.work([&] { test.honest(); });
+  const kit::TimingOptions o = options();
+  const kit::Ceiling copy = kit::copy_ceiling(static_cast<std::size_t>(work.work_per_call), o);
+  const kit::GuardedRun run = kit::run_guarded(work, o);
+  REQUIRE(run.failure == "");
+  // The same run, claiming to move 4 times the bytes it moved (as a call that does a quarter of the work would).
+  kit::Measurement m{"double_kernel", run.timing, 4.0 * work.work_per_call, kit::RateUnit::GBps};
+  m.ceilings = {copy};
+  m.ceiling_margin = o.ceiling_margin;
+  CHECK(contains(kit::implausibility(m), "faster than the hardware allows in this process"));
+  m.work_per_run = work.work_per_call;
+  CHECK(kit::implausibility(m) == "");
+}
