@@ -21,8 +21,11 @@ KNOWN_LIBRARIES = {"cublas": "CUDA::cublas", "cufft": "CUDA::cufft"}
 VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
 GIB, MIB = 1 << 30, 1 << 20
 # What one test program may take in the sandbox, unless [grading] says otherwise: the labs' largest
-# tests hold a few GiB of host memory (2^28-element inputs and their CPU references).
-DEFAULT_RUN_LIMITS = Limits(memory_bytes=24 * GIB, processes=256, file_bytes=256 * MIB)
+# tests hold a few GiB of host memory (2^28-element inputs and their CPU references). The process
+# cap counts threads too, and every sandboxed program of a class run as the same user: the harness
+# makes inputs on every core and CUDA adds its own threads, so it is set well above one program's
+# need, and still far below what a fork bomb would reach.
+DEFAULT_RUN_LIMITS = Limits(memory_bytes=24 * GIB, processes=4096, file_bytes=256 * MIB)
 # compute-sanitizer's tools a test case may run under (a [[tests]] entry's `sanitizer`).
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
