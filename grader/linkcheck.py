@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,16 +94,21 @@ def library_definitions(libraries: list[Path], cache_dir: Path) -> dict[str, str
     """Every symbol the libraries define -> the library's file name (cached, the lists are long)."""
     key = hashlib.sha256(json.dumps([(str(p), p.stat().st_mtime_ns) for p in libraries]).encode()).hexdigest()[:16]
     cache = cache_dir / f"link-check-libraries-{key}.json"
-    if cache.is_file():
+    try:
         return json.loads(cache.read_text())
+    except (OSError, json.JSONDecodeError):
+        pass  # not made yet
     defined: dict[str, str] = {}
     for library in libraries:
         shared = ".so" in library.name
         for symbol in symbols(library, dynamic=shared):
             if symbol.kind != "U":
                 defined.setdefault(symbol.name, library.name)
+    # Parallel link steps may make it at once: each writes its own file, then renames it into place whole.
     cache_dir.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(defined))
+    partial = cache.with_suffix(f".{os.getpid()}.partial")
+    partial.write_text(json.dumps(defined))
+    partial.replace(cache)
     return defined
 
 
