@@ -26,7 +26,6 @@ import functools
 import os
 import shutil
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,14 +154,12 @@ def prepare(spec: Spec) -> None:
 
 
 def _allow_passage(path: Path) -> None:
-    """Let nobody pass through the grader's own private temporary folders above `path` (not list them)."""
-    temp = Path(tempfile.gettempdir()).resolve()
+    """Let nobody pass through the grader's own private folders above `path` (e.g. a 0700 temporary
+    folder): execute permission only, so it can reach what is bound but list nothing on the way."""
     for folder in path.resolve().parents:
-        if folder == temp or temp not in folder.parents:
-            continue
-        mode = folder.stat().st_mode
-        if not mode & stat.S_IXOTH and folder.stat().st_uid == os.geteuid():
-            folder.chmod(mode | stat.S_IXOTH)
+        info = folder.stat()
+        if info.st_uid == os.geteuid() and not info.st_mode & stat.S_IXOTH:
+            folder.chmod(info.st_mode | stat.S_IXOTH)
 
 
 def wrap(command: list[str], spec: Spec) -> list[str]:
