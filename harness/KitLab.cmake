@@ -13,6 +13,9 @@
 # labs/<lab>/CMakeLists.txt, included after these targets exist.
 
 set(KIT_GPU_SKIP_REGEX "No CUDA GPU available|Grading needs a CUDA GPU")
+# Grading a class: a student's build links the tests and harness that a reference build of the same
+# lab compiled once (its folder here), instead of compiling them again for every student.
+set(KIT_PREBUILT "" CACHE PATH "grading one lab: a reference build folder whose compiled tests and harness to link")
 
 function(kit_add_lab lab)
   set(lab_dir ${PROJECT_SOURCE_DIR}/labs/${lab})
@@ -50,6 +53,13 @@ function(kit_add_lab lab)
   endif()
   target_include_directories(${lab}-test-objects PUBLIC ${lab_dir} ${lab_dir}/tests)
   target_link_libraries(${lab}-test-objects PUBLIC kit_harness ${KIT_LAB_LIBRARIES})
+  if(KIT_PREBUILT)
+    include(${KIT_PREBUILT}/${lab}/prebuilt.cmake)
+    set(KIT_LAB_COMPILED kit_prebuilt::${lab}-test-objects kit_prebuilt::kit_test_main kit_prebuilt::kit_harness)
+  else()
+    export(TARGETS ${lab}-test-objects kit_test_main kit_harness NAMESPACE kit_prebuilt:: FILE ${out}/prebuilt.cmake)
+    set(KIT_LAB_COMPILED ${lab}-test-objects kit_test_main kit_harness)
+  endif()
 
   set(student_dir ${lab_dir})
   if(KIT_STUDENT_DIR)
@@ -76,7 +86,7 @@ function(kit_lab_variant lab target source_dir)
   list(TRANSFORM KIT_LAB_STUDENT_FILES PREPEND ${source_dir}/ OUTPUT_VARIABLE sources)
   add_executable(${target} ${sources})
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/labs/${lab})
-  target_link_libraries(${target} PRIVATE ${lab}-test-objects kit_test_main kit_harness ${KIT_LAB_LIBRARIES})
+  target_link_libraries(${target} PRIVATE ${KIT_LAB_COMPILED} ${KIT_LAB_LIBRARIES})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${lab})
 endfunction()
 
