@@ -218,10 +218,12 @@ class ClassGrading:
         alone = threading.Thread(target=self._alone_worker, name="alone", daemon=True)
         interrupted = False
         try:
-            reference = builders.submit(self._build_reference)
+            futures = [builders.submit(self._build_reference)]
             alone.start()
-            futures = [builders.submit(self._intake_and_build, s) for s in self.students]
-            wait(futures + [reference])
+            for student in self.students:  # intake is quick: refusals and kept results show at once
+                if (state := self._intake(student)) is not None:
+                    futures.append(builders.submit(self._build, state))
+            wait(futures)
             self.runners.shutdown(wait=True)
         except KeyboardInterrupt:
             interrupted = True
@@ -293,26 +295,31 @@ class ClassGrading:
 
     # -- intake and build (build pool) --------------------------------------------------------------------
 
-    def _intake_and_build(self, student: Student) -> None:
+    def _intake(self, student: Student) -> _Student | None:
+        """Stage the student's files; None when that settles the student (refused, or kept from before)."""
         state = _Student(student, self.workroot / "students" / student.name, time.monotonic())
         try:
-            self._check_stop(gpu_needed=False)
             if student.path is None:
-                self._refuse(state, student.problem, {})
-                return
+                return self._refuse(state, student.problem, {})
             try:
                 staged = intake.stage(student.path, self.config, state.work / "submission")
             except intake.IntakeError as error:
-                self._refuse(state, str(error), audit.submission_files(student.path))
-                return
+                return self._refuse(state, str(error), audit.submission_files(student.path))
             files = {name: (staged.folder / name).read_bytes() for name in staged.files}
             state.fingerprint = audit.fingerprint(self.config, files)
-            if self._keep(state):
-                return
+            return None if self._keep(state) else state
+        except Exception as error:  # noqa: BLE001 - one student's trouble must not stop the class
+            self._grader_problem(state, error)
+            return None
+
+    def _build(self, state: _Student) -> None:
+        try:
             self.reference_built.wait()
             self._check_stop(gpu_needed=False)
-            built = grade.build_submission(self.config, staged.folder, state.work / "build", self.reference_build)
-            state.phases_s["build_s"] = time.monotonic() - state.started
+            started = time.monotonic()
+            built = grade.build_submission(self.config, state.work / "submission", state.work / "build",
+                                           self.reference_build)
+            state.phases_s["build_s"] = time.monotonic() - started
             if not built.ok:
                 message = grade.compile_error_message(built)
                 self._finish(state, grade.all_zero(self.config, message), message, ["build error"], "build_error")
@@ -335,10 +342,10 @@ class ClassGrading:
 
     def _refuse(self, state: _Student, why: str, files: dict[str, bytes]) -> None:
         state.fingerprint = audit.fingerprint(self.config, files)
-        if self._keep(state):
-            return
-        message = f"Not graded: {why}"
-        self._finish(state, grade.all_zero(self.config, message), message, [f"refused at intake: {why}"], "refused")
+        if not self._keep(state):
+            message = f"Not graded: {why}"
+            self._finish(state, grade.all_zero(self.config, message), message, [f"refused at intake: {why}"],
+                         "refused")
 
     # -- correctness (runner pool, GPU lock shared) -------------------------------------------------------
 
