@@ -46,10 +46,10 @@ from grader.score import NOT_TIMED, score_lab, unmet_requirements
 
 # Correctness test programs running at once on one GPU: each holds a CUDA context (about 0.5 GB)
 # and its inputs, and computes its CPU reference on a core of its own.
-DEFAULT_GPU_JOBS = 4
+DEFAULT_GPU_JOBS = 6
 # Once a test case of a submission has hung, its later cases get at most this long: a kernel that
 # never ends would otherwise hold the GPU for every case's full time limit.
-DEFAULT_AFTER_TIMEOUT_S = 20.0
+DEFAULT_AFTER_TIMEOUT_S = 10.0
 LANE_TIMEOUT_S = 7 * 24 * 3600
 LANE_POLL_S = 1.0
 NO_GPU_EXIT = 3
@@ -506,7 +506,7 @@ class ClassGrading:
                      lane={"gpu": self.gpu.key, "name": self.gpu.name, "cuda_visible_devices": self.gpu.visible})
         extra["phases_s"] = {key: round(value, 3) for key, value in state.phases_s.items()}
         if evaluation is not None:
-            extra["lock_wait_s"] = {key: round(value, 3) for key, value in state.lock_wait.items()}
+            extra["lock_wait_by_kind_s"] = {key: round(value, 3) for key, value in state.lock_wait.items()}
             extra["reruns"] = state.reruns
         folder = self.out_dir / state.student.name
         report.write_json(folder / summary.RESULTS, graded.results)

@@ -164,7 +164,8 @@ def test_audit_trail_in_results(lab, tmp_path: Path):
     extra = results(out, "gina")["extra_data"]
     assert extra["grader_commit"] and extra["fingerprint"] and extra["status"] == "graded"
     assert extra["lane"] == {"gpu": "fake-gpu", "name": "Fake GPU", "cuda_visible_devices": "0"}
-    assert set(extra["lock_wait_s"]) == {"shared_s", "exclusive_s"}
+    assert set(extra["lock_wait_by_kind_s"]) == {"shared_s", "exclusive_s"}
+    assert extra["lock_wait_s"] == pytest.approx(sum(extra["lock_wait_by_kind_s"].values()), abs=0.002)
     [rerun] = extra["reruns"]
     assert rerun["counted"] == "second" and rerun["ratios"][0] == pytest.approx(1.215)
     assert rerun["ratios"][1] == pytest.approx(1.15)
