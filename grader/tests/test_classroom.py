@@ -4,6 +4,7 @@ Everything else is real: intake, fingerprints, the GPU lock (in a folder of the
 test's own), the thread pools, scoring, results files, the gradebook and summary.
 """
 import json
+import time
 import zipfile
 from pathlib import Path
 
@@ -260,3 +261,38 @@ def test_lane_command_names_its_share_and_the_shared_reference(lab, tmp_path: Pa
     text = " ".join(command)
     assert "--lane 0/2" in text and "--shard 1/4" in text and f"--reference-build {tmp_path / 'ref'}" in text
     assert "--regrade bob" in text and f"--stop-file {tmp_path / 'state' / 'stop'}" in text
+
+
+def test_ctrl_c_stops_the_run_and_writes_the_gradebook_of_what_is_done(lab, tmp_path: Path, monkeypatch):
+    config, fakes, log = lab
+    submit(tmp_path / "in", "alice", toy("{}"))
+    submit(tmp_path / "in", "bob", toy("compile error"))
+    submit(tmp_path / "in", "zed", toy('{"seconds": 3}'))  # right but slow: 3 s a test case
+    out = tmp_path / "out"
+
+    def ctrl_c_once_alice_is_done(futures):  # the main thread waits here, where Ctrl-C lands
+        for _ in range(600):
+            if (out / "alice" / "results.json").exists():
+                raise KeyboardInterrupt
+            time.sleep(0.1)
+        raise AssertionError("alice was never graded")
+
+    monkeypatch.setattr(classroom, "wait", ctrl_c_once_alice_is_done)
+    graded = grade_it(config, tmp_path / "in", out, tmp_path)
+    assert graded.stopped
+    done = sorted(p.parent.name for p in out.glob("*/results.json"))
+    assert done == ["alice", "bob"]  # zed was in the middle of his tests: left for the next run
+    gradebook = (out / "gradebook.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in gradebook[1:]] == done
+    assert "Not graded yet (1; run grade-class again to finish): zed" in (out / "summary.txt").read_text()
+
+
+def test_a_lane_stops_taking_work_when_its_stop_file_appears(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    stop = tmp_path / "stop"
+    stop.touch()
+    graded = grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, stop_file=stop)
+    assert graded.stopped
+    graded_now = sorted(p.parent.name for p in (tmp_path / "out").glob("*/results.json"))
+    assert graded_now == ["dave"]  # refused at intake, which needs neither build nor GPU
