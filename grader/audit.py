@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import tempfile
 from pathlib import Path
 
 from grader.config import REPO_ROOT, LabConfig
@@ -26,11 +27,13 @@ def grader_commit() -> str:
     """The commit of the grader's tree, "+changes" when it has uncommitted edits; "unknown" without either."""
     if COMMIT_FILE.is_file():
         return COMMIT_FILE.read_text().strip()
-    head = run_process(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, env=scrubbed_env(REPO_ROOT), timeout_s=GIT_TIMEOUT_S)
-    if not head.ok:
-        return "unknown"
-    status = run_process(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                         env=scrubbed_env(REPO_ROOT), timeout_s=GIT_TIMEOUT_S)
+    with tempfile.TemporaryDirectory(prefix="kit-git-") as home:
+        env = scrubbed_env(Path(home))
+        head = run_process(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, env=env, timeout_s=GIT_TIMEOUT_S)
+        if not head.ok:
+            return "unknown"
+        status = run_process(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, env=env,
+                             timeout_s=GIT_TIMEOUT_S)
     changed = status.ok and status.output.strip() != ""
     return head.output.strip() + ("+changes" if changed else "")
 

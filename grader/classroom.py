@@ -33,16 +33,17 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from grader import audit, build, grade, intake, report, summary
+from grader import audit, build, grade, intake, report, run, summary
 from grader.config import REPO_ROOT, LabConfig
 from grader.gpulock import Gpu, GpuLock, list_gpus
 from grader.progress import Counts, Progress, read_counts
 from grader.proc import run_process
 from grader.run import CaseOutcome, RunInfo
-from grader.score import NOT_TIMED, score_lab, unmet_requirements
+from grader.score import NOT_TIMED, Scored, score_lab, unmet_requirements
 
 # Correctness test programs running at once on one GPU: each holds a CUDA context (about 0.5 GB)
 # and its inputs, and computes its CPU reference on a core of its own.
@@ -349,7 +350,7 @@ class ClassGrading:
 
     # -- correctness (runner pool, GPU lock shared) -------------------------------------------------------
 
-    def _guarded(self, state: _Student, stage) -> None:
+    def _guarded(self, state: _Student, stage: Callable[[_Student], None]) -> None:
         try:
             stage(state)
         except _Stop:
@@ -385,7 +386,7 @@ class ClassGrading:
         limit = grade.case_timeout(self.config, case)
         if state.hung:
             limit = min(limit, self.options.after_timeout_s)
-        outcome = grade.run.run_case(state.binary, case, limit, state.work / "run", grade.seed_for(self.config))
+        outcome = run.run_case(state.binary, case, limit, state.work / "run", grade.seed_for(self.config))
         if outcome.status == "timed_out" and state.hung and limit < grade.case_timeout(self.config, case):
             outcome.messages.append(f"(An earlier test case of this program did not finish, so this one had "
                                     f"{limit:g} s instead of {grade.case_timeout(self.config, case):g} s.)")
@@ -457,7 +458,7 @@ class ClassGrading:
                     and audit.near_threshold(ratio, self.config)]
             if not near:
                 continue
-            second = grade.run.run_case(state.binary, case, grade.case_timeout(self.config, case),
+            second = run.run_case(state.binary, case, grade.case_timeout(self.config, case),
                                         state.work / "run", grade.seed_for(self.config))
             timings = list(first.timings)
             for measurement, ratio in near:
@@ -497,7 +498,7 @@ class ClassGrading:
         self._finish(state, grade.all_zero(self.config, message), message, [f"grader problem: {where[:300]}"],
                      "grader_problem")
 
-    def _finish(self, state: _Student, items, output: str, notes: list[str], status: str,
+    def _finish(self, state: _Student, items: list[Scored], output: str, notes: list[str], status: str,
                 evaluation: grade.Evaluation | None = None) -> None:
         graded = grade.finish(self.config, items, output, state.started, evaluation,
                               self.reference if evaluation is not None else None)

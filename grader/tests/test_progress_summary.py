@@ -3,8 +3,6 @@ import io
 import json
 from pathlib import Path
 
-import pytest
-
 from grader import summary
 from grader.progress import Counts, Progress, clock, eta, progress_line, read_counts
 
