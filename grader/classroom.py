@@ -51,6 +51,9 @@ DEFAULT_GPU_JOBS = 6
 # Once a test case of a submission has hung, its later cases get at most this long: a kernel that
 # never ends would otherwise hold the GPU for every case's full time limit.
 DEFAULT_AFTER_TIMEOUT_S = 10.0
+# Students whose serial tests and timing share one exclusive hold: taking the lock means waiting for the
+# correctness runs on the GPU to drain, so it is taken once for the students queued, up to this many.
+ALONE_BATCH = 8
 LANE_TIMEOUT_S = 7 * 24 * 3600
 LANE_POLL_S = 1.0
 NO_GPU_EXIT = 3
@@ -410,8 +413,39 @@ class ClassGrading:
         self.reference_built.wait()
         if self.fatal is None and not self._stop_requested():
             self._guarded_reference()
-        while (state := self.alone.get()) is not None:
-            self._guarded(state, self._serial_and_timing)
+        last = False
+        while not last:
+            batch = [self.alone.get()]
+            while batch[-1] is not None and len(batch) < ALONE_BATCH and not self.alone.empty():
+                batch.append(self.alone.get())
+            last = batch[-1] is None
+            batch = [state for state in batch if state is not None]
+            if batch and self.reference is not None and not self._stop_requested():
+                self._serial_and_timing(batch)
+
+    def _serial_and_timing(self, batch: list[_Student]) -> None:
+        """The serial tests and timing cases of the students in `batch`, in one exclusive hold; then their scores."""
+        done = []
+        with self.lock.exclusive() as waited:
+            for state in batch:
+                if self._stop_requested():
+                    break
+                started = time.monotonic()
+                try:
+                    for test in self.config.tests:
+                        if test.serial:
+                            self._run_case(state, test.name)
+                    for case in self._timing_possible(state):
+                        self._run_case(state, case)
+                    self._rerun_near_thresholds(state)
+                except Exception as error:  # noqa: BLE001
+                    self._grader_problem(state, error)
+                    continue
+                state.lock_wait["exclusive_s"] += waited
+                state.phases_s["serial_and_timing_s"] = time.monotonic() - started
+                done.append(state)
+        for state in done:
+            self._guarded(state, self._score)
 
     def _guarded_reference(self) -> None:
         try:
@@ -422,22 +456,6 @@ class ClassGrading:
             self.fatal = error
         except Exception:  # noqa: BLE001
             self.fatal = grade.GraderError(traceback.format_exc(limit=5))
-
-    def _serial_and_timing(self, state: _Student) -> None:
-        self._check_stop()
-        if self.reference is None:
-            raise _Stop()  # the reference could not be timed: the run ends, this student waits for the next
-        started = time.monotonic()
-        with self.lock.exclusive() as waited:
-            for test in self.config.tests:
-                if test.serial:
-                    self._run_case(state, test.name)
-            for case in self._timing_possible(state):
-                self._run_case(state, case)
-            self._rerun_near_thresholds(state)
-        state.lock_wait["exclusive_s"] += waited
-        state.phases_s["serial_and_timing_s"] = time.monotonic() - started
-        self._score(state)
 
     def _ratio(self, outcome: CaseOutcome, measurement: str) -> float | None:
         mine = outcome.timing(measurement)

@@ -163,11 +163,12 @@ def cmd_check_cases(args: argparse.Namespace) -> int:
 
 def cmd_selfcheck(args: argparse.Namespace) -> int:
     failed = 0
+    lock = GpuLock(list_gpus()[0].key)
     for lab in _labs(args.lab):
         config = load_lab(lab)
         workroot = fresh_workroot()
         try:
-            problems, text = check_lab(config, Path(args.build_dir).resolve(), workroot)
+            problems, text = check_lab(config, Path(args.build_dir).resolve(), workroot, lock)
         finally:
             remove_workroot(workroot, args.keep)
         print(text)
