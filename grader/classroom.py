@@ -1,8 +1,9 @@
 """Grading a class: every submission in a folder, through a pipeline that keeps the cores and the GPU busy.
 
     roster -> intake -> build (a pool, one small build per student) -> correctness (a few test
-    programs at once, GPU lock shared) -> serial tests and timing (one student at a time, GPU lock
-    exclusive) -> score -> results.json; then gradebook.csv and the summary.
+    programs at once, GPU lock shared) -> serial tests and timing (one program at a time, for the
+    students queued, in one exclusive hold of the GPU lock) -> score -> results.json; then
+    gradebook.csv and the summary.
 
 - The reference is built once, with every core; each student's build links its
   compiled tests and harness (prebuilt.py), so only the student's files compile.
@@ -144,9 +145,7 @@ def _kept_fingerprint(out_dir: Path, student: str) -> str | None:
 
 def build_reference_tree(config: LabConfig, folder: Path) -> Path:
     """Configure and build the reference in `folder` (every core); students' builds link its objects."""
-    configured = build.configure(config, folder, None)
-    if not configured.ok:
-        raise grade.GraderError(f"CMake could not configure lab {config.name}:\n{configured.log[-4000:]}")
+    grade.check_configured(config, build.configure(config, folder, None))
     grade.build_reference(config, folder)
     return folder
 

@@ -139,9 +139,13 @@ def build_submission(config: LabConfig, staged_folder: Path, build_dir: Path,
         shutil.rmtree(build_dir, ignore_errors=True)
         prebuilt.seed(build_dir, reference_build, copy_configuration=False)
         configured = build.configure(config, build_dir, staged_folder)
+    check_configured(config, configured)
+    return build.build(config, build_dir, "student")
+
+
+def check_configured(config: LabConfig, configured: build.BuildResult) -> None:
     if not configured.ok:
         raise GraderError(f"CMake could not configure lab {config.name}:\n{configured.log[-4000:]}")
-    return build.build(config, build_dir, "student")
 
 
 def compile_error_message(built: build.BuildResult) -> str:
