@@ -12,7 +12,7 @@ CMAKE_FLAGS += -DCUDA_ARCH="$(CUDA_ARCH)"
 endif
 GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 
-.PHONY: help build test test-gpu grade selfcheck release skeleton skeleton-check slides slides-check charts clean $(LABS)
+.PHONY: help build test test-gpu grade selfcheck bench-class release skeleton skeleton-check slides slides-check charts clean $(LABS)
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -20,7 +20,7 @@ help: ## list the targets
 	@echo "  make <lab>                   build one lab and run its tests, e.g. make 01-vector-add"
 	@echo "  make <lab>-demo              run a lab's demo where it has one (02: images, 09: orbits)"
 	@echo "Labs: $(LABS)"
-	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder>"
+	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder> N=<class size>"
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) $(GENERATOR) $(CMAKE_FLAGS)
@@ -56,6 +56,10 @@ test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
 
 selfcheck: build ## reference full marks, skeleton zero, wrong variants lose points (LAB=.. for one)
 	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(if $(LAB),--lab $(LAB))
+
+bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); on a GPU machine
+	$(if $(LAB),,$(error give the lab: make bench-class LAB=01-vector-add N=200))
+	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader.bench.class_bench --lab $(LAB) --n $(or $(N),200) $(if $(OUT),--out $(OUT))
 
 release: ## copy the student release to OUT=<folder> (no solutions/), checked for leaks
 	$(if $(OUT),,$(error give the release folder: make release OUT=../cuda-labs-student))

@@ -2,18 +2,20 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
 from pathlib import Path
 
-from grader import buildinfo, linkcheck, record, release, report, sandbox, skeleton
-from grader.build import binary_path
+from grader import buildinfo, classroom, linkcheck, merge, record, release, report, sandbox, skeleton, slurm
 from grader.config import REPO_ROOT, ConfigError, list_labs, load_lab
-from grader.grade import GraderError, NoGpu, fresh_workroot, grade_class, grade_submission, remove_workroot
+from grader.gpulock import GpuLock, list_gpus
+from grader.grade import GraderError, NoGpu, fresh_workroot, grade_submission, remove_workroot
 from grader.proc import run_attached
 from grader.selfcheck import case_problems, check_lab
 
-NO_GPU_EXIT = 3
+NO_GPU_EXIT = classroom.NO_GPU_EXIT
+INTERRUPTED_EXIT = 130
 SANDBOX_EXIT = 5
 
 
@@ -44,12 +46,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
     _sandbox_for(untrusted=bool(args.submission), no_sandbox=args.no_sandbox)
     labs = _labs(args.lab)
     totals = []
+    lock = GpuLock(list_gpus()[0].key)  # the GPU the test programs use: the first one they see
     for lab in labs:
         config = load_lab(lab)
         submission = Path(args.submission) if args.submission else config.lab_dir
         workroot = fresh_workroot()
         try:
-            graded = grade_submission(config, submission, workroot, with_reference=not args.no_reference)
+            graded = grade_submission(config, submission, workroot, with_reference=not args.no_reference, lock=lock)
         finally:
             remove_workroot(workroot, args.keep)
         results = Path(args.results) if args.results and len(labs) == 1 else Path(args.results_dir) / f"{lab}.json"
@@ -64,16 +67,82 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _part(text: str) -> tuple[int, int]:
+    try:
+        return classroom.parse_part(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _interrupt_on_sigterm() -> None:
+    """Slurm ends a task that runs out of time with SIGTERM: stop as on Ctrl-C, writing what is done."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+
+
 def cmd_grade_class(args: argparse.Namespace) -> int:
     _sandbox_for(untrusted=True, no_sandbox=args.no_sandbox)
     config = load_lab(args.lab)
+    submissions, out = Path(args.submissions), Path(args.out)
+    if not submissions.is_dir():
+        print(f"grade-class: {submissions} is not a folder (one folder or .zip per student)", file=sys.stderr)
+        return 2
+    options = classroom.ClassOptions(
+        jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=args.regrade == [],
+        regrade=frozenset(args.regrade or ()),
+        reference_build=Path(args.reference_build) if args.reference_build else None,
+        counts_file=Path(args.counts_file) if args.counts_file else None,
+        stop_file=Path(args.stop_file) if args.stop_file else None, keep_work=args.keep)
+    _interrupt_on_sigterm()
     workroot = fresh_workroot()
     try:
-        grade_class(config, Path(args.submissions), Path(args.out), workroot)
+        result = classroom.grade_class(config, submissions, out, workroot, options, args.shard, args.lane)
     finally:
         remove_workroot(workroot, args.keep)
-    print(f"Gradebook: {Path(args.out) / 'gradebook.csv'}")
+    if args.lane is None:
+        print("\n" + result.summary)
+        print(f"Gradebook: {out / 'gradebook.csv'}; summary: {out / 'summary.txt'}")
+    if result.stopped:
+        print("Stopped before the end: run the same command again to grade the rest (finished students are kept).")
+        return INTERRUPTED_EXIT
     return 0
+
+
+def cmd_slurm(args: argparse.Namespace) -> int:
+    load_lab(args.lab)  # a wrong lab name fails here, not in every array task
+    job = slurm.SlurmJob(lab=args.lab, submissions=Path(args.submissions), out=Path(args.out), shards=args.shards,
+                         gres=args.gres, cpus_per_task=args.cpus_per_task, time_limit=args.time,
+                         partition=args.partition, account=args.account, python=args.python)
+    path = slurm.write(job)
+    print(f"wrote {path}")
+    if not args.submit:
+        print(f"submit it with: sbatch {path}\nthen, when every task has finished: "
+              f"python3 -m grader merge --out {args.out}")
+        return 0
+    submitted = slurm.submit(path)
+    print(submitted.output.strip())
+    if not submitted.ok:
+        print(f"sbatch {submitted.describe_exit()}", file=sys.stderr)
+        return 1
+    print(f"when every task has finished: python3 -m grader merge --out {args.out}")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    try:
+        merged = merge.merge(Path(args.out))
+    except merge.MergeError as error:
+        print(f"merge refused: {error}", file=sys.stderr)
+        return 1
+    print(merged.summary)
+    if merged.missing_shards:
+        print(f"missing shards (no folder under {args.out}/shards): {merged.missing_shards}", file=sys.stderr)
+    if merged.missing_students:
+        print(f"{len(merged.missing_students)} students have no result yet: {', '.join(merged.missing_students)}"
+              f"\n(re-run their array task, e.g. sbatch --array=<k> {args.out}/slurm/grade.sbatch, then merge again)",
+              file=sys.stderr)
+    return 0 if merged.complete else 1
 
 
 def cmd_skeleton(args: argparse.Namespace) -> int:
@@ -115,11 +184,12 @@ def cmd_check_cases(args: argparse.Namespace) -> int:
 def cmd_selfcheck(args: argparse.Namespace) -> int:
     _sandbox_for(untrusted=False, no_sandbox=args.no_sandbox)  # the grading runs exactly as a TA's would
     failed = 0
+    lock = GpuLock(list_gpus()[0].key)
     for lab in _labs(args.lab):
         config = load_lab(lab)
         workroot = fresh_workroot()
         try:
-            problems, text = check_lab(config, Path(args.build_dir).resolve(), workroot)
+            problems, text = check_lab(config, Path(args.build_dir).resolve(), workroot, lock)
         finally:
             remove_workroot(workroot, args.keep)
         print(text)
@@ -185,16 +255,61 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--results-dir", default="build/grades", help="where results go when grading every lab")
     grade.add_argument("--no-reference", action="store_true", help="skip building and timing the reference")
     grade.add_argument("--keep", action="store_true", help="keep the build and run folders")
-    grade.add_argument("--no-sandbox", action="store_true", help="grade untrusted code without the OS sandbox (only where none can run; see README)")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="grade untrusted code without the OS sandbox (only where none can run; see README)")
     grade.set_defaults(run=cmd_grade)
 
-    klass = commands.add_parser("grade-class", help="grade every submission in a folder; writes a gradebook")
+    klass = commands.add_parser(
+        "grade-class", help="grade every submission in a folder; writes a gradebook and a summary",
+        description="Grade every submission (a folder or .zip per student) into OUT/<student>/results.json, then "
+                    "OUT/gradebook.csv, OUT/summary.txt and OUT/histogram.png. Builds run in parallel, correctness "
+                    "tests a few at a time, timing alone on its GPU (one lane per GPU). Run it again after an "
+                    "interruption: students already graded with the same files are kept.")
     klass.add_argument("--lab", required=True)
     klass.add_argument("--submissions", required=True, help="a folder with one folder or .zip per student")
     klass.add_argument("--out", required=True, help="where per-student results and gradebook.csv go")
-    klass.add_argument("--keep", action="store_true")
-    klass.add_argument("--no-sandbox", action="store_true", help="grade untrusted code without the OS sandbox (only where none can run; see README)")
+    klass.add_argument("--regrade", nargs="*", metavar="STUDENT",
+                       help="grade again even if unchanged: every student, or the ones named")
+    klass.add_argument("--shard", type=_part, metavar="I/N", help="grade only every N-th student from the I-th "
+                       "(sorted by name; I counts from 0), e.g. one Slurm array task's share")
+    klass.add_argument("--jobs", type=int, default=0, help="builds at once (default: the cores the test "
+                       "programs and the timing leave free)")
+    klass.add_argument("--gpu-jobs", type=int, default=classroom.DEFAULT_GPU_JOBS,
+                       help="correctness test programs at once per GPU (default %(default)s)")
+    klass.add_argument("--keep", action="store_true", help="keep the build and run folders")
+    klass.add_argument("--no-sandbox", action="store_true",
+                       help="grade untrusted code without the OS sandbox (only where none can run; see README)")
+    # Used by a multi-GPU run for its lanes (a grader process per GPU).
+    klass.add_argument("--lane", type=_part, help=argparse.SUPPRESS)
+    klass.add_argument("--reference-build", help=argparse.SUPPRESS)
+    klass.add_argument("--counts-file", help=argparse.SUPPRESS)
+    klass.add_argument("--stop-file", help=argparse.SUPPRESS)
     klass.set_defaults(run=cmd_grade_class)
+
+    batch = commands.add_parser(
+        "slurm", help="write (and submit) a Slurm job array that grades a class in shards",
+        description="Write OUT/slurm/grade.sbatch: a job array of N tasks, each grading every N-th student into "
+                    "OUT/shards/<task>/ on one GPU. Submit it (or use --submit); when all tasks are done, run "
+                    "`python3 -m grader merge --out OUT`.")
+    batch.add_argument("--lab", required=True)
+    batch.add_argument("--submissions", required=True, help="a folder every node can read")
+    batch.add_argument("--out", required=True, help="a folder every node can write")
+    batch.add_argument("--shards", type=int, required=True, help="array tasks (each gets every N-th student)")
+    batch.add_argument("--gres", default="gpu:1", help="GPUs per task, as Slurm's --gres (default %(default)s)")
+    batch.add_argument("--cpus-per-task", type=int, default=16, help="cores per task (default %(default)s)")
+    batch.add_argument("--partition")
+    batch.add_argument("--account")
+    batch.add_argument("--time", default="04:00:00", help="time limit per task, HH:MM:SS (default %(default)s)")
+    batch.add_argument("--python", default="python3", help="the Python the tasks run the grader with")
+    batch.add_argument("--submit", action="store_true", help="run sbatch on the script")
+    batch.set_defaults(run=cmd_slurm)
+
+    combine = commands.add_parser("merge", help="combine a Slurm grading's shards into one gradebook",
+                                  description="Combine OUT/shards/*/ into OUT/<student>/, OUT/gradebook.csv and "
+                                              "OUT/summary.txt; refuses students graded differently in two shards "
+                                              "and reports missing shards and students.")
+    combine.add_argument("--out", required=True)
+    combine.set_defaults(run=cmd_merge)
 
     skel = commands.add_parser("skeleton", help="regenerate student skeletons from the references")
     skel.add_argument("--lab")

@@ -1,19 +1,22 @@
-"""Grading one submission, or a whole class, from submission to results.json.
+"""Grading one submission, from submission to results.json.
 
 intake -> build -> run -> score -> report; each stage is its own module and
-this one only passes plain data between them.
+this one only passes plain data between them. The build phase
+(build_submission) and the run phase (evaluate) are separate, so that a
+class grading (classroom.py) can schedule them apart.
 """
 from __future__ import annotations
 
-import csv
 import shutil
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build, intake, report, run, sanitizer
+from grader import audit, build, intake, prebuilt, report, run, sanitizer
 from grader.config import LabConfig
+from grader.gpulock import GpuLock
 from grader.score import Scored, score_lab
 
 
@@ -31,6 +34,7 @@ class Evaluation:
 
     info: run.RunInfo
     outcomes: dict[str, run.CaseOutcome] = field(default_factory=dict)
+    lock_wait_s: float = 0.0  # time spent waiting for the GPU lock
 
 
 @dataclass
@@ -45,21 +49,90 @@ def seed_for(config: LabConfig) -> int | None:
     return config.grading_seed
 
 
-def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | None = None) -> Evaluation:
-    """Run a built test program's test cases (all the config names, unless `cases` says which)."""
+def needs_gpu_alone(config: LabConfig, case: str) -> bool:
+    """Timing cases, and tests marked serial (they read device-wide free memory), run with nothing beside them."""
+    return case in config.timing_cases or any(t.name == case and t.serial for t in config.tests)
+
+
+def case_timeout(config: LabConfig, case: str) -> float:
+    return next((t.timeout_s for t in config.tests if t.name == case), config.timeout_s)
+
+
+def hold(lock: GpuLock | None, alone: bool):
+    """The GPU lock, exclusive or shared (a context that gives the seconds waited); nothing without a lock."""
+    if lock is None:
+        return nullcontext(0.0)
+    return lock.exclusive() if alone else lock.shared()
+
+
+def list_cases(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock | None = None) -> run.Listing:
+    """The program's listing (its cases and the GPU it sees); raises NoGpu when it sees none."""
     workdir.mkdir(parents=True, exist_ok=True)
-    listing = run.list_cases(binary, workdir, config.run_limits)
-    if listing.problem and not listing.cases:
-        return Evaluation(info=listing.info, outcomes={
-            name: run.CaseOutcome(name, "crashed", [f"The test program could not start: {listing.problem}"])
-            for name in (cases or config.all_case_names)})
-    if not listing.info.gpu_available:
+    with hold(lock, alone=False):
+        listing = run.list_cases(binary, workdir, config.run_limits)
+    if (listing.cases or not listing.problem) and not listing.info.gpu_available:
         raise NoGpu(listing.info.why_no_gpu or "no CUDA device found")
-    timeouts = {t.name: t.timeout_s for t in config.tests}
+    return listing
+
+
+def could_not_start(listing: run.Listing, cases: list[str]) -> dict[str, run.CaseOutcome]:
+    return {name: run.CaseOutcome(name, "crashed", [f"The test program could not start: {listing.problem}"])
+            for name in cases}
+
+
+def run_one(config: LabConfig, binary: Path, case: str, workdir: Path, budget: run.Budget) -> run.CaseOutcome:
+    """One test case the grader's way: in the sandbox with the lab's limits, under compute-sanitizer where the
+    config says so, and not at all once the submission's budget is spent."""
+    wrapper = sanitizer_wrappers(config, [case]).get(case)
+    return budget.run(case, lambda: run.run_case(binary, case, case_timeout(config, case), workdir, seed_for(config),
+                                                 config.run_limits, wrapper))
+
+
+def run_cases(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
+              lock: GpuLock | None = None) -> tuple[dict[str, run.CaseOutcome], float]:
+    """(outcomes, seconds waited for the lock): each case under the shared lock, except the ones that
+    need the GPU alone, which run last, together, in one exclusive hold."""
+    outcomes: dict[str, run.CaseOutcome] = {}
+    budget = run.Budget()
+    waited = 0.0
+    alone = [name for name in cases if needs_gpu_alone(config, name)]
+    for name in (c for c in cases if c not in alone):
+        with hold(lock, alone=False) as wait_s:
+            outcomes[name] = run_one(config, binary, name, workdir, budget)
+        waited += wait_s
+    if alone:
+        with hold(lock, alone=True) as wait_s:
+            for name in alone:
+                outcomes[name] = run_one(config, binary, name, workdir, budget)
+        waited += wait_s
+    return {name: outcomes[name] for name in cases}, waited
+
+
+def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | None = None,
+             lock: GpuLock | None = None) -> Evaluation:
+    """Run a built test program's test cases (all the config names, unless `cases` says which),
+    under the GPU lock when one is given."""
     wanted = cases if cases is not None else list(config.all_case_names)
-    outcomes = run.run_cases(binary, [(name, timeouts.get(name, config.timeout_s)) for name in wanted],
-                             workdir, seed_for(config), config.run_limits, sanitizer_wrappers(config, wanted))
-    return Evaluation(info=listing.info, outcomes=outcomes)
+    listing = list_cases(config, binary, workdir, lock)
+    if listing.problem and not listing.cases:
+        return Evaluation(info=listing.info, outcomes=could_not_start(listing, wanted))
+    outcomes, waited = run_cases(config, binary, wanted, workdir, lock)
+    return Evaluation(info=listing.info, outcomes=outcomes, lock_wait_s=waited)
+
+
+def sanitizer_wrappers(config: LabConfig, names: list[str]) -> dict[str, sanitizer.Wrapper]:
+    """How each test in `names` that the config runs under compute-sanitizer is run.
+
+    Without compute-sanitizer this refuses (GraderError): running those tests without it
+    would fail every submission on them, for a reason that is not the submission's.
+    """
+    tools = {t.name: t.sanitizer for t in config.tests if t.sanitizer and t.name in names}
+    if not tools:
+        return {}
+    executable = sanitizer.find()
+    if executable is None:
+        raise GraderError(sanitizer.missing_message(config.name, config.sanitizer_tools))
+    return {name: sanitizer.Wrapper(executable, tool) for name, tool in tools.items()}
 
 
 def sanitizer_wrappers(config: LabConfig, names: list[str]) -> dict[str, sanitizer.Wrapper]:
@@ -86,21 +159,51 @@ def build_reference(config: LabConfig, build_dir: Path) -> Path:
     return result.binary
 
 
-def time_reference(config: LabConfig, binary: Path, workdir: Path) -> Evaluation:
-    return evaluate(config, binary, workdir, list(config.timing_cases))
+def time_reference(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock | None = None,
+                   cases: list[str] | None = None) -> Evaluation:
+    return evaluate(config, binary, workdir, list(cases if cases is not None else config.timing_cases), lock)
 
 
-def _all_zero(config: LabConfig, message: str) -> list[Scored]:
+def build_submission(config: LabConfig, staged_folder: Path, build_dir: Path,
+                     reference_build: Path | None = None) -> build.BuildResult:
+    """Configure and build the student's test program in `build_dir`. With `reference_build` (a built
+    reference of the same lab), the folder starts from that build's configuration and links its
+    compiled tests and harness, so only the student's files are compiled."""
+    if reference_build is not None:
+        prebuilt.seed(build_dir, reference_build)
+    configured = build.configure(config, build_dir, staged_folder)
+    if not configured.ok and reference_build is not None:
+        # The copied configuration did not take (another CMake, say): configure afresh, linking the
+        # reference's objects all the same.
+        shutil.rmtree(build_dir, ignore_errors=True)
+        prebuilt.seed(build_dir, reference_build, copy_configuration=False)
+        configured = build.configure(config, build_dir, staged_folder)
+    check_configured(config, configured)
+    return build.build(config, build_dir, "student")
+
+
+def check_configured(config: LabConfig, configured: build.BuildResult) -> None:
+    if not configured.ok:
+        raise GraderError(f"CMake could not configure lab {config.name}:\n{configured.log[-4000:]}")
+
+
+def compile_error_message(built: build.BuildResult) -> str:
+    return f"Your code did not compile, so no test could run. The compiler said:\n{built.errors()}"
+
+
+def all_zero(config: LabConfig, message: str) -> list[Scored]:
     items = score_lab(config, {}, None)
     return [Scored(i.name, 0.0, i.max_score, message, i.visibility, i.kind, i.hidden, i.extra_credit) for i in items]
 
 
 def _extra(config: LabConfig, evaluation: Evaluation | None, reference: Evaluation | None) -> dict:
-    extra: dict = {"lab": config.name, "seed": seed_for(config) if seed_for(config) is not None
-                   else config.params.get("seed")}
+    extra: dict = {"lab": config.name, "max_points": config.max_points,
+                   "seed": seed_for(config) if seed_for(config) is not None else config.params.get("seed"),
+                   "grader_commit": audit.grader_commit()}
     if evaluation is not None:
         extra.update(gpu=evaluation.info.gpu, driver=evaluation.info.driver)
         extra["timings"] = {case: o.timings for case, o in evaluation.outcomes.items() if o.timings}
+        extra["lock_wait_s"] = round(evaluation.lock_wait_s, 3)
     if reference is not None:
         extra["reference_timings"] = {case: o.timings for case, o in reference.outcomes.items() if o.timings}
     return extra
@@ -115,62 +218,32 @@ def finish(config: LabConfig, items: list[Scored], output: str, started: float,
 
 
 def grade_submission(config: LabConfig, submission: Path, workroot: Path,
-                     reference: Evaluation | None = None, with_reference: bool = True) -> Graded:
-    """Grade one submission in a fresh folder under `workroot`.
+                     reference: Evaluation | None = None, with_reference: bool = True,
+                     lock: GpuLock | None = None) -> Graded:
+    """Grade one submission in a fresh folder under `workroot`, under the GPU lock when one is given.
 
     `reference` is the reference solution's timing, when the caller already has
-    one from this grading run (a class); otherwise it is built and timed here,
-    unless with_reference is False (a student's local grade without solutions/).
+    one from this grading run; otherwise it is built and timed here, unless
+    with_reference is False (a student's local grade without solutions/).
     """
     started = time.monotonic()
     try:
         staged = intake.stage(submission, config, workroot / "submission")
     except intake.IntakeError as error:
-        return finish(config, _all_zero(config, f"Not graded: {error}"), f"Not graded: {error}", started)
+        return finish(config, all_zero(config, f"Not graded: {error}"), f"Not graded: {error}", started)
 
     build_dir = workroot / "build"
-    configured = build.configure(config, build_dir, staged.folder)
-    if not configured.ok:
-        raise GraderError(f"CMake could not configure lab {config.name}:\n{configured.log[-4000:]}")
-    built = build.build(config, build_dir, "student")
+    built = build_submission(config, staged.folder, build_dir)
     if not built.ok:
-        message = f"Your code did not compile, so no test could run. The compiler said:\n{built.errors()}"
-        return finish(config, _all_zero(config, message), message, started)
+        message = compile_error_message(built)
+        return finish(config, all_zero(config, message), message, started)
 
     if reference is None and with_reference and config.solution_dir is not None:
-        reference = time_reference(config, build_reference(config, build_dir), workroot / "reference-run")
-    evaluation = evaluate(config, built.binary, workroot / "run")
+        reference = time_reference(config, build_reference(config, build_dir), workroot / "reference-run", lock)
+    evaluation = evaluate(config, built.binary, workroot / "run", lock=lock)
     items = score_lab(config, evaluation.outcomes, reference.outcomes if reference else None)
     output = f"Graded on {evaluation.info.gpu} (driver {evaluation.info.driver})."
     return finish(config, items, output, started, evaluation, reference)
-
-
-def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: Path) -> list[tuple[str, float]]:
-    """Grade every entry (folder or .zip) of `submissions`; results per student and a gradebook CSV."""
-    ref_build = workroot / "reference-build"
-    configured = build.configure(config, ref_build, None)
-    if not configured.ok:
-        raise GraderError(f"CMake could not configure lab {config.name}:\n{configured.log[-4000:]}")
-    reference = time_reference(config, build_reference(config, ref_build), workroot / "reference-run")
-    sanitizer_wrappers(config, list(config.all_case_names))  # refuse now, before any student, if it is missing
-    gradebook = []
-    for entry in sorted(submissions.iterdir()):
-        student = entry.name.removesuffix(".zip")
-        with tempfile.TemporaryDirectory(prefix=f"grade-{student}-", dir=workroot) as folder:
-            try:
-                graded = grade_submission(config, entry, Path(folder), reference)
-            except GraderError as error:  # one broken build must not stop the class
-                message = f"Not graded because of a grader problem (tell your TA): {error}"
-                graded = finish(config, _all_zero(config, message), message, time.monotonic())
-        report.write_json(out_dir / student / "results.json", graded.results)
-        (out_dir / student / "report.txt").write_text(graded.table + "\n")
-        gradebook.append((student, graded.results["score"]))
-        print(f"{student:<30} {graded.results['score']:7.2f} / {config.max_points:g}", flush=True)
-    with (out_dir / "gradebook.csv").open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["student", config.name, "max"])
-        writer.writerows([(s, score, config.max_points) for s, score in gradebook])
-    return gradebook
 
 
 def fresh_workroot() -> Path:

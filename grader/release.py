@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from grader.audit import grader_commit
 from grader.config import REPO_ROOT, list_labs, load_lab
 from grader.skeleton import solution_code
 
@@ -98,6 +99,8 @@ def make_release(out: Path, root: Path = REPO_ROOT) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / name, target)
         count += 1
+    # The copy has no git: results.json names the grader's commit from this file (audit.py).
+    (out / "grader" / "COMMIT").write_text(grader_commit() + "\n")
     leaks = find_leaks(out, root)
     if leaks:
         raise LeakError("the release shows private material:\n  " + "\n  ".join(leaks))

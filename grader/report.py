@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 
 from grader.score import Scored
@@ -41,5 +43,12 @@ def gradescope_results(items: list[Scored], output: str, seconds: float, extra: 
 
 
 def write_json(path: Path, results: dict) -> None:
+    """Write atomically (a temporary file, then a rename), so that an interrupted grader never leaves half a file."""
+    write_text(path, json.dumps(results, indent=2) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2) + "\n")
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)

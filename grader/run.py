@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,22 +165,33 @@ def exhausted(outcome: CaseOutcome) -> bool:
     return outcome.status == "crashed" and any(sign in text for sign in OUT_OF_MEMORY_SIGNS)
 
 
-def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
-              limits: sandbox.Limits | None = None,
-              wrappers: dict[str, sanitizer.Wrapper] | None = None) -> dict[str, CaseOutcome]:
-    """Run (name, timeout) test cases one by one (those named in `wrappers` under compute-sanitizer), until one
-    runs out of time or memory: the rest are then not run."""
-    wrappers = wrappers or {}
-    outcomes: dict[str, CaseOutcome] = {}
-    spent: CaseOutcome | None = None
-    for name, timeout in cases:
-        if spent is not None:
-            outcomes[name] = CaseOutcome(name, "not_run", [
+@dataclass
+class Budget:
+    """One submission's budget: spent once one of its cases runs out of time or memory. After that its
+    remaining cases are not run, so one hostile submission costs the class about one timeout."""
+
+    spent_by: CaseOutcome | None = None
+
+    def run(self, case: str, start: Callable[[], CaseOutcome]) -> CaseOutcome:
+        """`start()` the case, or, once the budget is spent, say why it was not run."""
+        if self.spent_by is not None:
+            spent = self.spent_by
+            return CaseOutcome(case, "not_run", [
                 f"Not run: test case '{spent.name}' of this submission already ran out of time or memory "
                 f"({spent.messages[0] if spent.messages else spent.status}). Once that happens the remaining "
                 f"cases are skipped, so fix that case first; its message says what happened."])
-            continue
-        outcomes[name] = run_case(binary, name, timeout, workdir, seed, limits, wrappers.get(name))
-        if exhausted(outcomes[name]):
-            spent = outcomes[name]
-    return outcomes
+        outcome = start()
+        if exhausted(outcome):
+            self.spent_by = outcome
+        return outcome
+
+
+def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
+              limits: sandbox.Limits | None = None,
+              wrappers: dict[str, sanitizer.Wrapper] | None = None) -> dict[str, CaseOutcome]:
+    """Run (name, timeout) test cases one by one (those named in `wrappers` under compute-sanitizer), within
+    one budget."""
+    wrappers = wrappers or {}
+    budget = Budget()
+    return {name: budget.run(name, lambda: run_case(binary, name, timeout, workdir, seed, limits, wrappers.get(name)))
+            for name, timeout in cases}

@@ -15,6 +15,8 @@ from grader.config import LabConfig, PerfSpec
 from grader.run import CaseOutcome
 
 MESSAGE_LIMIT = 3000
+# The status of a timing case that was deliberately not run (class grading times only what can earn points).
+NOT_TIMED = "not_timed"
 
 
 @dataclass(frozen=True)
@@ -53,17 +55,24 @@ def _test_output(outcome: CaseOutcome | None) -> str:
     return _trim("\n".join(outcome.messages) or f"Failed ({outcome.status}).")
 
 
+def unmet_requirements(config: LabConfig, spec: PerfSpec, outcomes: dict[str, CaseOutcome]) -> list[str]:
+    """The correctness tests that a performance item requires and that did not pass."""
+    # Core performance never waits on extra-credit tests; extra credit may name them.
+    return [t.name for t in config.tests
+            if (spec.extra_credit or not t.extra_credit) and any(fnmatchcase(t.name, p) for p in spec.requires)
+            and not (outcomes.get(t.name) and outcomes[t.name].passed)]
+
+
 def _perf_item(spec: PerfSpec, config: LabConfig, outcomes: dict[str, CaseOutcome],
                reference: dict[str, CaseOutcome] | None) -> tuple[float, str]:
     """(fraction of the points, explanation)."""
     outcome = outcomes.get(spec.case)
+    if outcome is not None and outcome.status == NOT_TIMED:
+        return 0.0, _trim("No performance points: " + " ".join(outcome.messages))
     if outcome is None or not outcome.passed:
         why = "\n".join(outcome.messages) if outcome else "it did not run"
         return 0.0, _trim(f"No performance points: the timing case did not pass ({why}).")
-    # Core performance never waits on extra-credit tests; extra credit may name them.
-    failing = [t.name for t in config.tests
-               if (spec.extra_credit or not t.extra_credit) and any(fnmatchcase(t.name, p) for p in spec.requires)
-               and not (outcomes.get(t.name) and outcomes[t.name].passed)]
+    failing = unmet_requirements(config, spec, outcomes)
     mine = outcome.timing(spec.measurement)
     if mine is None:
         return 0.0, f"No performance points: the timing case reported no measurement '{spec.measurement}'."

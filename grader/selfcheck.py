@@ -13,6 +13,7 @@ from pathlib import Path
 
 from grader import build, report, run
 from grader.config import LabConfig
+from grader.gpulock import GpuLock
 from grader.grade import evaluate, finish, time_reference
 from grader.record import RESULTS_NAME
 from grader.score import score_lab
@@ -36,15 +37,17 @@ def case_problems(config: LabConfig, binary: Path, workdir: Path, with_hidden: b
     return problems
 
 
-def check_lab(config: LabConfig, build_dir: Path, workroot: Path) -> tuple[list[str], str]:
-    """(problems, report text); no problems means the lab's grading is sound."""
+def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
+              lock: GpuLock | None = None) -> tuple[list[str], str]:
+    """(problems, report text); no problems means the lab's grading is sound. With `lock`, what is timed
+    holds the GPU lock, as in grading."""
     reference = build.binary_path(build_dir, config.name, "reference")
     skeleton = build.binary_path(build_dir, config.name, "student")
     problems = case_problems(config, reference, workroot / "list", with_hidden=True)
     text = []
 
-    first = evaluate(config, reference, workroot / "reference")
-    second = time_reference(config, reference, workroot / "reference-again")
+    first = evaluate(config, reference, workroot / "reference", lock=lock)
+    second = time_reference(config, reference, workroot / "reference-again", lock)
     items = score_lab(config, first.outcomes, second.outcomes)
     graded = finish(config, items, "The reference, graded against a second timing of itself.", time.monotonic(), first,
                     second)
@@ -52,7 +55,7 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path) -> tuple[list[
     text.append(report.table(f"{config.name}: reference, against a second timing of itself", items))
     problems += [f"reference loses points on '{i.name}': {i.output}" for i in items if i.score < i.max_score]
 
-    skeleton_run = evaluate(config, skeleton, workroot / "skeleton", [t.name for t in config.tests])
+    skeleton_run = evaluate(config, skeleton, workroot / "skeleton", [t.name for t in config.tests], lock)
     skeleton_items = score_lab(config, skeleton_run.outcomes, None)
     text.append(report.table(f"{config.name}: untouched skeleton", skeleton_items))
     gpu_tests = {t.name for t in config.tests if t.gpu}
@@ -64,7 +67,7 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path) -> tuple[list[
     for wrong in config.wrong:
         binary = build.binary_path(build_dir, config.name, f"wrong-{wrong.name}")
         # Only the tests that must catch the mistake: the variant's other results prove nothing.
-        outcome = evaluate(config, binary, workroot / f"wrong-{wrong.name}", list(wrong.must_fail))
+        outcome = evaluate(config, binary, workroot / f"wrong-{wrong.name}", list(wrong.must_fail), lock)
         caught = [f"  {name}: {outcome.outcomes[name].status}" for name in wrong.must_fail]
         text.append(f"{config.name}: wrong on purpose: {wrong.name} ({wrong.why})\n" + "\n".join(caught))
         for name in wrong.must_fail:

@@ -15,6 +15,9 @@
 # labs/<lab>/CMakeLists.txt, included after these targets exist.
 
 set(KIT_GPU_SKIP_REGEX "No CUDA GPU available|Grading needs a CUDA GPU")
+# Grading a class: a student's build links the tests and harness that a reference build of the same
+# lab compiled once (its folder here), instead of compiling them again for every student.
+set(KIT_PREBUILT "" CACHE PATH "grading one lab: a reference build folder whose compiled tests and harness to link")
 
 # compute-sanitizer, for the test cases a lab's config runs under it: on the PATH or beside nvcc.
 find_program(KIT_COMPUTE_SANITIZER compute-sanitizer HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin
@@ -62,6 +65,18 @@ function(kit_add_lab lab)
   endif()
   target_include_directories(${lab}-test-objects PUBLIC ${lab_dir} ${lab_dir}/tests)
   target_link_libraries(${lab}-test-objects PUBLIC kit_harness ${KIT_LAB_HARNESS_EXTRAS} ${KIT_LAB_LIBRARIES})
+  # The compiled instructor parts a test program links: the tests, the harness and main. Grading a
+  # class, a student's build reuses a reference build's (KIT_PREBUILT) rather than compiling them again.
+  set(compiled ${lab}-test-objects kit_harness ${KIT_LAB_HARNESS_EXTRAS})
+  if(KIT_PREBUILT)
+    include(${KIT_PREBUILT}/${lab}/prebuilt.cmake)
+    list(TRANSFORM compiled PREPEND kit_prebuilt:: OUTPUT_VARIABLE KIT_LAB_COMPILED)
+    set(KIT_LAB_MAIN kit_prebuilt::kit_test_main)
+  else()
+    export(TARGETS kit_test_main ${compiled} NAMESPACE kit_prebuilt:: FILE ${out}/prebuilt.cmake)
+    set(KIT_LAB_COMPILED ${compiled})
+    set(KIT_LAB_MAIN kit_test_main)
+  endif()
 
   set(student_dir ${lab_dir})
   if(KIT_STUDENT_DIR)
@@ -124,13 +139,13 @@ function(kit_lab_variant lab target source_dir)
                                                 CXX_COMPILER_LAUNCHER "${launcher}")
   endif()
 
-  add_executable(${target} $<TARGET_OBJECTS:kit_test_main>)
-  target_link_libraries(${target} PRIVATE ${lab}-test-objects kit_harness ${KIT_LAB_HARNESS_EXTRAS} ${student}
-                                          ${KIT_LAB_LIBRARIES})
+  # The instructor's objects (main as the program's source) ahead of the student's archive.
+  add_executable(${target} $<TARGET_OBJECTS:${KIT_LAB_MAIN}>)
+  target_link_libraries(${target} PRIVATE ${KIT_LAB_COMPILED} ${student} ${KIT_LAB_LIBRARIES})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${lab})
-  set(harness_extra_objects)
-  foreach(extra IN LISTS KIT_LAB_HARNESS_EXTRAS)
-    list(APPEND harness_extra_objects $<TARGET_OBJECTS:${extra}>)
+  set(instructor_objects $<TARGET_OBJECTS:${KIT_LAB_MAIN}>)
+  foreach(compiled IN LISTS KIT_LAB_COMPILED)
+    list(APPEND instructor_objects $<TARGET_OBJECTS:${compiled}>)
   endforeach()
   set(libraries $<TARGET_FILE:CUDA::cudart> $<TARGET_FILE:CUDA::cudart_static>)
   foreach(library IN LISTS KIT_LAB_LIBRARIES)
@@ -140,8 +155,7 @@ function(kit_lab_variant lab target source_dir)
     COMMAND ${Python3_EXECUTABLE} -m grader link-check --cache-dir ${CMAKE_BINARY_DIR}
             --lab-libraries ${KIT_LAB_LIBRARY_NAMES} --student $<TARGET_OBJECTS:${student}>
             --forbidden ${KIT_LAB_FORBIDDEN}
-            --instructor $<TARGET_OBJECTS:${lab}-test-objects> $<TARGET_OBJECTS:kit_test_main>
-            $<TARGET_OBJECTS:kit_harness> ${harness_extra_objects} --libraries ${libraries}
+            --instructor ${instructor_objects} --libraries ${libraries}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} COMMAND_EXPAND_LISTS VERBATIM)
 endfunction()
 

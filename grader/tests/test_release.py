@@ -26,6 +26,8 @@ def test_release_has_no_private_material(tmp_path: Path):
     assert not (release / "solutions").exists()
     assert (release / "labs/01-vector-add/vector_add.cu").is_file()
     assert (release / "grader/__main__.py").is_file()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    assert (release / "grader/COMMIT").read_text().startswith(head)  # the grader's commit, for results.json
 
 
 def test_leaks_are_found(tmp_path: Path, lab01):

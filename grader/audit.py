@@ -1,0 +1,68 @@
+"""Audit trail: what a results.json must record so that a regrade request can be answered from it.
+
+- the grader's commit (git, or grader/COMMIT in a copy without git), and
+- a fingerprint of what was graded (the student's files, the lab's config, that
+  commit): a class grading that resumes keeps a result only while it matches;
+- for a performance score whose time ratio sits within RERUN_BAND of a
+  threshold, a second timing and which one counted (the better median: a
+  student is not marked down by one noisy run).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import tempfile
+from pathlib import Path
+
+from grader.config import REPO_ROOT, LabConfig
+from grader.proc import run_process, scrubbed_env
+
+COMMIT_FILE = REPO_ROOT / "grader" / "COMMIT"
+GIT_TIMEOUT_S = 30
+RERUN_BAND = 0.02  # a ratio within 2% of full_at or zero_at is timed again
+
+
+@functools.cache
+def grader_commit() -> str:
+    """The commit of the grader's tree, "+changes" when it has uncommitted edits; "unknown" without either."""
+    if COMMIT_FILE.is_file():
+        return COMMIT_FILE.read_text().strip()
+    with tempfile.TemporaryDirectory(prefix="kit-git-") as home:
+        env = scrubbed_env(Path(home))
+        head = run_process(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, env=env, timeout_s=GIT_TIMEOUT_S)
+        if not head.ok:
+            return "unknown"
+        status = run_process(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, env=env,
+                             timeout_s=GIT_TIMEOUT_S)
+    changed = status.ok and status.output.strip() != ""
+    return head.output.strip() + ("+changes" if changed else "")
+
+
+def _config_bytes(config: LabConfig) -> bytes:
+    files = [config.lab_dir / "lab.toml"]
+    if config.solution_dir is not None:
+        files.append(config.solution_dir / "hidden.toml")
+    return b"".join(path.read_bytes() for path in files if path.is_file())
+
+
+def fingerprint(config: LabConfig, files: dict[str, bytes]) -> str:
+    """A hash of what decides a grade: the submission's files (name -> content), the lab's config, the grader."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
+    digest.update(b"\0config\0" + _config_bytes(config))
+    digest.update(b"\0grader\0" + grader_commit().encode())
+    return digest.hexdigest()
+
+
+def submission_files(path: Path) -> dict[str, bytes]:
+    """Every file of a submission as it arrived (a .zip as one file), for a fingerprint of what intake refused."""
+    if path.is_file():
+        return {path.name: path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
+            if p.is_file() and not p.is_symlink()}
+
+
+def near_threshold(ratio: float, config: LabConfig) -> bool:
+    """Whether a time ratio lies within RERUN_BAND (relative) of full_at or zero_at."""
+    return any(abs(ratio / threshold - 1.0) <= RERUN_BAND for threshold in (config.full_at, config.zero_at))

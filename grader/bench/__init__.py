@@ -1,0 +1,1 @@
+"""Benchmarks of the grader itself (run on a GPU machine; see class_bench.py)."""

@@ -1,0 +1,224 @@
+"""How long grading a class takes: a generated class of N submissions of one lab, graded by grade-class.
+
+    python3 -m grader.bench.class_bench --lab 01-vector-add --n 200 [--out DIR]
+    make bench-class LAB=01-vector-add N=200
+
+The class is made from the lab's own material: copies of the reference (most
+of the class), its wrong-on-purpose variants ([[wrong]] in hidden.toml), a
+slow one (every kernel launch done twice), the untouched skeleton, and broken
+ones: a compile error, a kernel that never ends, a kernel that faults, and a
+forbidden identifier (refused at intake). It prints, and writes to
+OUT/bench.json, the total time, where the students' time went (build,
+correctness, serial tests and timing, lock waits), the outcome per kind, and
+whether every copy of the reference scored full marks.
+
+--repeat K grades the same class K times (everything regraded) and reports
+how far each student's performance score moved between runs; --rival runs a
+second grader on a copy of the class at the same time, on the same GPU, as
+another TA would.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from grader import buildinfo, classroom, summary
+from grader.config import REPO_ROOT, LabConfig, load_lab
+from grader.grade import NoGpu
+from grader.proc import run_process
+
+KERNEL_START = re.compile(r"__global__\s+void\s+\w+\s*\([^)]*\)\s*\{")
+LAUNCH_LINE = re.compile(r"^\s*[\w:<>]+<<<.*>>>\(.*\);\s*$", re.M)
+RIVAL_TIMEOUT_S = 6 * 3600
+
+
+def _into_first_kernel(text: str, code: str) -> str:
+    match = KERNEL_START.search(text)
+    if match is None:
+        raise ValueError("no __global__ function found to break")
+    return text[:match.end()] + "\n" + code + text[match.end():]
+
+
+def broken(kind: str, text: str) -> str:
+    """The reference's main file made wrong in one of the ways students' submissions break."""
+    if kind == "compile-error":
+        return text + "\nint this_line_does_not_compile = ;\n"
+    if kind == "never-ends":
+        return _into_first_kernel(text, "  volatile int forever = 1;\n  while (forever) {\n  }\n")
+    if kind == "faults":
+        return _into_first_kernel(text, "  *static_cast<volatile int*>(nullptr) = 0;\n")
+    if kind == "forbidden":
+        return text + "\nstatic int (*peek)(const char*) = system;\n"
+    if kind == "slow":
+        return LAUNCH_LINE.sub(lambda m: m.group(0) + "\n" + m.group(0), text)
+    raise ValueError(kind)
+
+
+def composition(n: int, wrong: int) -> list[str]:
+    """The kinds of N submissions: about 1 in 5 wrong, 1 in 20 slow, 1 in 50 the skeleton, 1 in 100 each broken
+    way (1 in 200 never ends: each costs its time limits in GPU time), the rest the reference; each kind at
+    least once while N allows."""
+    shares = [("compile-error", n // 100), ("forbidden", n // 100), ("skeleton", n // 50), ("faults", n // 100),
+              ("never-ends", n // 200), ("slow", n // 20)] + [(f"wrong-{i}", 0) for i in range(wrong)]
+    kinds = ["reference"]
+    for kind, count in shares:
+        kinds += [kind] * max(1 if len(kinds) < n else 0, count)
+    wrong_total = max(0, n // 5 - wrong)
+    kinds += [f"wrong-{i % wrong}" for i in range(wrong_total)] if wrong else []
+    kinds = kinds[:n]
+    return kinds + ["reference"] * (n - len(kinds))
+
+
+def make_class(config: LabConfig, n: int, folder: Path) -> dict[str, str]:
+    """Write N submissions into `folder`; returns student -> kind."""
+    if config.solution_dir is None:
+        raise SystemExit(f"{config.name} has no solutions/ folder: the benchmark needs the reference")
+    reference = {name: (config.solution_dir / name).read_text() for name in config.student_files}
+    skeleton = {name: (config.lab_dir / name).read_text() for name in config.student_files}
+    wrong = list(buildinfo.wrong_sources(config).items())
+    main = config.student_files[0]
+    kinds = {}
+    for i, kind in enumerate(composition(n, len(wrong))):
+        student = f"student-{i:03d}-{kind}"
+        if kind == "reference":
+            files = reference
+        elif kind == "skeleton":
+            files = skeleton
+        elif kind.startswith("wrong-"):
+            name, files = wrong[int(kind.removeprefix("wrong-"))]
+            kind = f"wrong {name}"
+        else:
+            files = dict(reference, **{main: broken(kind, reference[main])})
+        for name, text in files.items():
+            (folder / student / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / student / name).write_text(text)
+        kinds[student] = kind
+    return kinds
+
+
+def _stats(values: list[float]) -> dict:
+    if not values:
+        return {}
+    return {"sum": round(sum(values), 1), "mean": round(statistics.mean(values), 2),
+            "median": round(statistics.median(values), 2), "max": round(max(values), 2)}
+
+
+def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
+    results = summary.read_results(out, sorted(kinds))
+    phases: dict[str, list[float]] = {}
+    by_kind: dict[str, list[float]] = {}
+    perf: dict[str, float] = {}
+    for student, result in results.items():
+        extra = result["extra_data"]
+        for phase, seconds in extra.get("phases_s", {}).items():
+            phases.setdefault(phase, []).append(seconds)
+        for key, seconds in extra.get("lock_wait_by_kind_s", {}).items():
+            phases.setdefault(f"lock_wait_{key}", []).append(seconds)
+        by_kind.setdefault(kinds[student].split(" ")[0], []).append(result["score"])
+        perf[student] = sum(t["score"] for t in result["tests"] if t["name"].startswith("performance"))
+    references = [results[s]["score"] for s, k in kinds.items() if k == "reference" and s in results]
+    return {
+        "graded": len(results),
+        "phases_s": {phase: _stats(values) for phase, values in sorted(phases.items())},
+        "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
+        "references_full_marks": f"{sum(s >= config.max_points for s in references)}/{len(references)}",
+        "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),
+        "performance_scores": perf,
+    }
+
+
+def _rival(config: LabConfig, submissions: Path, out: Path, stop: threading.Event, report: dict) -> None:
+    """Another TA's grader on the same GPU: grade-class, over and over, until told to stop."""
+    rounds = 0
+    while not stop.is_set():
+        done = run_process([sys.executable, "-m", "grader", "grade-class", "--lab", config.name, "--submissions",
+                            str(submissions), "--out", str(out), "--regrade"], cwd=REPO_ROOT,
+                           env=dict(os.environ), timeout_s=RIVAL_TIMEOUT_S)
+        rounds += 1
+        if not done.ok:
+            report["rival_problem"] = done.output[-2000:]
+            return
+    report["rival_rounds"] = rounds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m grader.bench.class_bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lab", required=True)
+    parser.add_argument("--n", type=int, default=200, help="submissions in the generated class (default 200)")
+    parser.add_argument("--submissions", help="grade this class instead of generating one")
+    parser.add_argument("--out", help="where the class, the results and bench.json go (default: a temporary folder)")
+    parser.add_argument("--jobs", type=int, default=0)
+    parser.add_argument("--gpu-jobs", type=int, default=classroom.DEFAULT_GPU_JOBS)
+    parser.add_argument("--repeat", type=int, default=1, help="grade the class this many times (all regraded)")
+    parser.add_argument("--rival", action="store_true", help="a second grader grades a copy of the class meanwhile")
+    args = parser.parse_args(argv)
+
+    config = load_lab(args.lab)
+    out = Path(args.out or tempfile.mkdtemp(prefix="kit-bench-")).resolve()
+    if args.submissions:
+        submissions = Path(args.submissions).resolve()
+        kinds = {s.name: "given" for s in classroom.roster(submissions)}
+    else:
+        submissions = out / "class"
+        shutil.rmtree(submissions, ignore_errors=True)
+        kinds = make_class(config, args.n, submissions)
+    report: dict = {"lab": args.lab, "n": len(kinds), "cores": classroom.cores(), "runs": []}
+    stop = threading.Event()
+    rival = None
+    if args.rival:
+        copy = out / "rival-class"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(submissions, copy)
+        rival = threading.Thread(target=_rival, args=(config, copy, out / "rival-graded", stop, report))
+        rival.start()
+    try:
+        for run in range(args.repeat):
+            graded = out / "graded"
+            options = classroom.ClassOptions(jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=True)
+            started = time.monotonic()
+            entry: dict = {}
+            with tempfile.TemporaryDirectory(prefix="kit-bench-work-") as work:
+                try:
+                    result = classroom.grade_class(config, submissions, graded, Path(work), options)
+                    entry["reference_s"] = {k: round(v, 1) for k, v in result.phases_s.items()}
+                except NoGpu as error:
+                    entry["stopped_for_want_of_a_gpu"] = str(error)
+            entry["total_s"] = round(time.monotonic() - started, 1)
+            entry.update(analyse(config, kinds, graded))
+            entry["per_student_s"] = round(entry["total_s"] / max(1, len(kinds)), 2)
+            report["runs"].append(entry)
+            print(json.dumps({k: v for k, v in entry.items() if k != "performance_scores"}, indent=2))
+            if "stopped_for_want_of_a_gpu" in entry:
+                break
+    finally:
+        stop.set()
+        if rival is not None:
+            rival.join()
+    if len(report["runs"]) > 1:
+        spreads = {}
+        for student in kinds:
+            scores = [r["performance_scores"].get(student) for r in report["runs"]]
+            if all(s is not None for s in scores):
+                spreads[student] = round(max(scores) - min(scores), 2)
+        perf_max = sum(p.points for p in config.perf if not p.extra_credit)
+        report["performance_spread"] = {"points_max": perf_max, "largest": max(spreads.values(), default=0.0),
+                                        "largest_share_of_max": round(max(spreads.values(), default=0.0)
+                                                                      / perf_max, 4) if perf_max else None,
+                                        "by_student": spreads}
+        print(json.dumps({k: v for k, v in report["performance_spread"].items() if k != "by_student"}, indent=2))
+    (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(f"(written to {out / 'bench.json'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

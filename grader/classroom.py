@@ -1,0 +1,617 @@
+"""Grading a class: every submission in a folder, through a pipeline that keeps the cores and the GPU busy.
+
+    roster -> intake -> build (a pool, one small build per student) -> correctness (a few test
+    programs at once, GPU lock shared) -> serial tests and timing (one program at a time, for the
+    students queued, in one exclusive hold of the GPU lock) -> score -> results.json; then
+    gradebook.csv and the summary.
+
+- The reference is built once, with every core; each student's build links its
+  compiled tests and harness (prebuilt.py), so only the student's files compile.
+- The reference is timed once per GPU lane, under the exclusive lock, and each
+  student is scored against the reference of the lane that timed them.
+- A student is timed only where performance points are possible: the timing
+  case earns points and the correctness tests it requires passed. Timing cases
+  worth no points are not run at all.
+- A performance ratio within 2% of a threshold is timed again in the same
+  hold; the better median counts (audit.py), and both are recorded.
+- A result is kept when a later run finds the same fingerprint (same files,
+  config and grader), unless a regrade is asked for: an interrupted run picks up
+  where it stopped. Results are written atomically.
+- Nothing a student submits stops the class: an unexpected error in one
+  student's grading becomes a "grader problem" result for that student.
+- With several GPUs, each GPU is a lane: a grader process of its own, started
+  with CUDA_VISIBLE_DEVICES naming that GPU, grading its share of the students
+  against a reference build made once here (see grade_on_lanes).
+"""
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import sys
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from grader import audit, build, grade, intake, report, run, summary
+from grader.config import REPO_ROOT, LabConfig
+from grader.gpulock import Gpu, GpuLock, list_gpus
+from grader.progress import Counts, Progress, read_counts
+from grader.proc import run_process
+from grader.run import CaseOutcome, RunInfo
+from grader.score import NOT_TIMED, Scored, score_lab, unmet_requirements
+
+# Correctness test programs running at once on one GPU: each holds a CUDA context (about 0.5 GB)
+# and its inputs, and computes its CPU reference on a core of its own.
+DEFAULT_GPU_JOBS = 6
+# Students whose serial tests and timing share one exclusive hold: taking the lock means waiting for the
+# correctness runs on the GPU to drain, so it is taken once for the students queued, up to this many.
+ALONE_BATCH = 8
+LANE_TIMEOUT_S = 7 * 24 * 3600
+LANE_POLL_S = 1.0
+NO_GPU_EXIT = 3
+
+
+def cores() -> int:
+    """The cores this process may use (a Slurm task's share, not the whole node)."""
+    return len(os.sched_getaffinity(0))
+
+
+def default_jobs(gpu_jobs: int = DEFAULT_GPU_JOBS, lanes: int = 1) -> int:
+    """Builds at once: the cores left after the test programs, and one core per lane kept free for timing,
+    so that a build never competes with what is being timed."""
+    return max(1, cores() - (gpu_jobs + 1) * lanes)
+
+
+@dataclass(frozen=True)
+class Student:
+    name: str
+    path: Path | None  # None when the submission cannot be told apart from another
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class ClassOptions:
+    jobs: int = 0  # builds at once; 0: default_jobs()
+    gpu_jobs: int = DEFAULT_GPU_JOBS
+    regrade_all: bool = False
+    regrade: frozenset[str] = frozenset()
+    reference_build: Path | None = None  # a built reference to reuse (a lane of a multi-GPU run)
+    counts_file: Path | None = None  # where a lane keeps its counts for the run that started it
+    stop_file: Path | None = None  # a lane stops taking new work once this file exists
+    keep_work: bool = False  # keep each student's build and run folders
+
+
+@dataclass(frozen=True)
+class ClassResult:
+    students: list[str]
+    summary: str
+    stopped: bool = False
+    phases_s: dict[str, float] = field(default_factory=dict)  # the reference's build and timing
+
+
+def student_name(entry: Path) -> str:
+    return entry.name[:-4] if entry.name.lower().endswith(".zip") else entry.name
+
+
+def roster(submissions: Path, shard: tuple[int, int] | None = None) -> list[Student]:
+    """The students of a submissions folder, sorted by name; with shard (i, n), every n-th from the i-th."""
+    entries: dict[str, list[Path]] = {}
+    for entry in sorted(submissions.iterdir()):
+        if not entry.name.startswith("."):
+            entries.setdefault(student_name(entry), []).append(entry)
+    students = []
+    for name, paths in sorted(entries.items()):
+        if len(paths) == 1:
+            students.append(Student(name, paths[0]))
+        else:
+            students.append(Student(name, None, "the submissions folder holds " + " and ".join(p.name for p in paths)
+                                    + " for this student; keep one and grade again"))
+    if shard is not None:
+        index, count = shard
+        students = students[index::count]
+    return students
+
+
+def parse_part(text: str) -> tuple[int, int]:
+    """"2/8" -> (2, 8): the third of eight parts (shards, lanes), counted from 0."""
+    try:
+        index, count = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ValueError(f"'{text}' is not I/N (e.g. 0/4)") from None
+    if not 0 <= index < count:
+        raise ValueError(f"'{text}': I must be between 0 and N-1")
+    return index, count
+
+
+def _kept_fingerprint(out_dir: Path, student: str) -> str | None:
+    """The fingerprint of a finished result, or None where there is none (or it was a grader problem,
+    which a new run tries again)."""
+    results = summary.read_results(out_dir, [student]).get(student)
+    if results is None:
+        return None
+    extra = results.get("extra_data", {})
+    return None if extra.get("status") == "grader_problem" else extra.get("fingerprint")
+
+
+def build_reference_tree(config: LabConfig, folder: Path) -> Path:
+    """Configure and build the reference in `folder` (every core); students' builds link its objects."""
+    grade.check_configured(config, build.configure(config, folder, None))
+    grade.build_reference(config, folder)
+    return folder
+
+
+def timed_cases(config: LabConfig) -> list[str]:
+    """The timing cases that can earn points (the others are reported by `make grade`, not timed here)."""
+    return [case for case in config.timing_cases if any(p.case == case and p.points > 0 for p in config.perf)]
+
+
+def attention(outcomes: dict[str, CaseOutcome]) -> list[str]:
+    """What a TA should look at in a student's test outcomes."""
+    notes = []
+    for name, outcome in outcomes.items():
+        if outcome.status == "timed_out":
+            notes.append(f"timed out: {name}")
+        elif outcome.status in ("crashed", "not_found"):
+            notes.append(f"crashed: {name}")
+    return notes
+
+
+@dataclass
+class _Student:
+    """One student on the way through the pipeline."""
+
+    student: Student
+    work: Path
+    started: float
+    fingerprint: str = ""
+    binary: Path | None = None
+    info: RunInfo = field(default_factory=RunInfo)
+    outcomes: dict[str, CaseOutcome] = field(default_factory=dict)
+    lock_wait: dict[str, float] = field(default_factory=lambda: {"shared_s": 0.0, "exclusive_s": 0.0})
+    reruns: list[dict] = field(default_factory=list)
+    phases_s: dict[str, float] = field(default_factory=dict)  # where this student's time went
+    budget: run.Budget = field(default_factory=run.Budget)  # spent once a case runs out of time or memory
+
+
+class _Stop(Exception):
+    """The run is stopping (interrupted, or no GPU): leave this student for the next run."""
+
+
+class ClassGrading:
+    """One lane's grading of a list of students: a build pool, a pool of correctness runners and one
+    thread that does everything that needs the GPU alone."""
+
+    def __init__(self, config: LabConfig, students: list[Student], out_dir: Path, workroot: Path,
+                 options: ClassOptions, gpu: Gpu, stream: TextIO = sys.stdout):
+        self.config = config
+        self.students = students
+        self.out_dir = out_dir
+        self.workroot = workroot.resolve()
+        self.options = options
+        self.gpu = gpu
+        self.lock = GpuLock(gpu.key)
+        self.progress = Progress(len(students), stream, options.counts_file)
+        self.reference_build = options.reference_build
+        self.reference_built = threading.Event()
+        self.reference: grade.Evaluation | None = None
+        self.stopping = threading.Event()
+        self.no_gpu = ""
+        self.fatal: grade.GraderError | None = None
+        self.alone: queue.Queue[_Student | None] = queue.Queue()
+        self.phases_s = {"reference_build_s": 0.0, "reference_timing_s": 0.0}
+
+    # -- the run ------------------------------------------------------------------------------------------
+
+    def run(self) -> bool:
+        """Grade every student; returns False when interrupted. Raises NoGpu / GraderError at the end
+        when the run could not finish for want of a GPU or because the reference is broken."""
+        jobs = self.options.jobs or default_jobs(self.options.gpu_jobs)
+        builders = ThreadPoolExecutor(jobs, thread_name_prefix="build")
+        self.runners = ThreadPoolExecutor(self.options.gpu_jobs, thread_name_prefix="run")
+        alone = threading.Thread(target=self._alone_worker, name="alone", daemon=True)
+        interrupted = False
+        try:
+            futures = [builders.submit(self._build_reference)]
+            alone.start()
+            for student in self.students:  # intake is quick: refusals and kept results show at once
+                if (state := self._intake(student)) is not None:
+                    futures.append(builders.submit(self._build, state))
+            wait(futures)
+            self.runners.shutdown(wait=True)
+        except KeyboardInterrupt:
+            interrupted = True
+            self.stopping.set()
+            self.progress.note("Stopping: the test programs already running finish (within their time limits); "
+                               "run the same command again to go on.")
+            builders.shutdown(wait=True, cancel_futures=True)
+            self.runners.shutdown(wait=True, cancel_futures=True)
+        finally:
+            builders.shutdown(wait=True)
+            self.reference_built.set()
+            self.alone.put(None)
+            alone.join()
+            self.progress.close()
+        if self.fatal is not None:
+            raise self.fatal
+        if self.no_gpu:
+            raise grade.NoGpu(self.no_gpu)
+        return not (interrupted or self.stopping.is_set())
+
+    def _stop_requested(self, gpu_needed: bool = True) -> bool:
+        """Whether to stop: interrupted, the reference is broken, or (for what runs on the GPU) there is none.
+        Without a GPU the builds go on, so that build errors are graded and the builds measured."""
+        if self.options.stop_file is not None and self.options.stop_file.exists():
+            self.stopping.set()
+        return self.stopping.is_set() or self.fatal is not None or (gpu_needed and bool(self.no_gpu))
+
+    def _check_stop(self, gpu_needed: bool = True) -> None:
+        if self._stop_requested(gpu_needed):
+            raise _Stop()
+
+    def _no_gpu(self, why: str) -> None:
+        if not self.no_gpu:
+            self.no_gpu = why
+            self.progress.note(f"No GPU usable ({why}): the submissions are still built, so that build errors "
+                               f"are graded, but nothing is run; grade on a machine with an NVIDIA GPU.")
+
+    # -- the reference ------------------------------------------------------------------------------------
+
+    def _build_reference(self) -> None:
+        started = time.monotonic()
+        try:
+            if self.reference_build is None:
+                self.reference_build = build_reference_tree(self.config, self.workroot / "reference-build")
+        except grade.GraderError as error:
+            self.fatal = error
+        except Exception:  # a broken reference stops the class; say why
+            self.fatal = grade.GraderError(traceback.format_exc(limit=5))
+        finally:
+            self.phases_s["reference_build_s"] = time.monotonic() - started
+            self.reference_built.set()
+
+    def _reference_binary(self) -> Path:
+        return build.binary_path(self.reference_build, self.config.name, "reference")
+
+    def _time_reference(self) -> None:
+        """The lane's reference timing, under the exclusive lock; the class is scored against it."""
+        started = time.monotonic()
+        cases = timed_cases(self.config)
+        evaluation = grade.time_reference(self.config, self._reference_binary(), self.workroot / "reference-run",
+                                          self.lock, cases)
+        failed = [f"{name}: {o.status}: {' '.join(o.messages)[:2000]}" for name, o in evaluation.outcomes.items()
+                  if not o.passed]
+        if failed:
+            raise grade.GraderError(f"the reference's timing cases failed on {self.gpu.name or self.gpu.key}, so "
+                                    f"no student can be scored for performance:\n" + "\n".join(failed))
+        self.reference = evaluation
+        self.phases_s["reference_timing_s"] = time.monotonic() - started
+
+    # -- intake and build (build pool) --------------------------------------------------------------------
+
+    def _intake(self, student: Student) -> _Student | None:
+        """Stage the student's files; None when that settles the student (refused, or kept from before)."""
+        state = _Student(student, self.workroot / "students" / student.name, time.monotonic())
+        try:
+            if student.path is None:
+                return self._refuse(state, student.problem, {})
+            try:
+                staged = intake.stage(student.path, self.config, state.work / "submission")
+            except intake.IntakeError as error:
+                return self._refuse(state, str(error), audit.submission_files(student.path))
+            files = {name: (staged.folder / name).read_bytes() for name in staged.files}
+            state.fingerprint = audit.fingerprint(self.config, files)
+            return None if self._keep(state) else state
+        except Exception as error:  # noqa: BLE001 - one student's trouble must not stop the class
+            self._grader_problem(state, error)
+            return None
+
+    def _build(self, state: _Student) -> None:
+        try:
+            self.reference_built.wait()
+            self._check_stop(gpu_needed=False)
+            started = time.monotonic()
+            built = grade.build_submission(self.config, state.work / "submission", state.work / "build",
+                                           self.reference_build)
+            state.phases_s["build_s"] = time.monotonic() - started
+            if not built.ok:
+                message = grade.compile_error_message(built)
+                self._finish(state, grade.all_zero(self.config, message), message, ["build error"], "build_error")
+                return
+            state.binary = built.binary
+            self.runners.submit(self._guarded, state, self._correctness)
+        except _Stop:
+            pass
+        except Exception as error:  # noqa: BLE001 - one student's trouble must not stop the class
+            self._grader_problem(state, error)
+
+    def _keep(self, state: _Student) -> bool:
+        name = state.student.name
+        if self.options.regrade_all or name in self.options.regrade:
+            return False
+        if _kept_fingerprint(self.out_dir, name) != state.fingerprint:
+            return False
+        self.progress.kept(name)
+        return True
+
+    def _refuse(self, state: _Student, why: str, files: dict[str, bytes]) -> None:
+        state.fingerprint = audit.fingerprint(self.config, files)
+        if not self._keep(state):
+            message = f"Not graded: {why}"
+            self._finish(state, grade.all_zero(self.config, message), message, [f"refused at intake: {why}"],
+                         "refused")
+
+    # -- correctness (runner pool, GPU lock shared) -------------------------------------------------------
+
+    def _guarded(self, state: _Student, stage: Callable[[_Student], None]) -> None:
+        try:
+            stage(state)
+        except _Stop:
+            pass
+        except grade.NoGpu as error:
+            self._no_gpu(str(error))
+        except Exception as error:  # noqa: BLE001
+            self._grader_problem(state, error)
+
+    def _correctness(self, state: _Student) -> None:
+        self._check_stop()
+        started = time.monotonic()
+        run_dir = state.work / "run"
+        listing = grade.list_cases(self.config, state.binary, run_dir, self.lock)
+        if listing.problem and not listing.cases:
+            state.outcomes = grade.could_not_start(listing, [t.name for t in self.config.tests])
+            self._score(state)
+            return
+        state.info = listing.info
+        for test in self.config.tests:
+            if not test.serial:
+                self._check_stop()
+                with self.lock.shared() as waited:
+                    self._run_case(state, test.name)
+                state.lock_wait["shared_s"] += waited
+        state.phases_s["correctness_s"] = time.monotonic() - started
+        if any(t.serial for t in self.config.tests) or self._timing_possible(state, assume_serial_pass=True):
+            self.alone.put(state)
+        else:
+            self._score(state)
+
+    def _run_case(self, state: _Student, case: str) -> CaseOutcome:
+        outcome = grade.run_one(self.config, state.binary, case, state.work / "run", state.budget)
+        state.outcomes[case] = outcome
+        return outcome
+
+    def _timing_possible(self, state: _Student, assume_serial_pass: bool = False) -> list[str]:
+        """The timing cases worth running for this student: they earn points and what they require passed."""
+        serial = {t.name for t in self.config.tests if t.serial} if assume_serial_pass else set()
+        cases = []
+        for spec in self.config.perf:
+            if spec.points > 0 and spec.case not in cases and not [
+                    t for t in unmet_requirements(self.config, spec, state.outcomes) if t not in serial]:
+                cases.append(spec.case)
+        return cases
+
+    # -- serial tests and timing (one thread, GPU lock exclusive) -----------------------------------------
+
+    def _alone_worker(self) -> None:
+        self.reference_built.wait()
+        if self.fatal is None and not self._stop_requested():
+            self._guarded_reference()
+        last = False
+        while not last:
+            batch = [self.alone.get()]
+            while batch[-1] is not None and len(batch) < ALONE_BATCH and not self.alone.empty():
+                batch.append(self.alone.get())
+            last = batch[-1] is None
+            batch = [state for state in batch if state is not None]
+            if batch and self.reference is not None and not self._stop_requested():
+                self._serial_and_timing(batch)
+
+    def _serial_and_timing(self, batch: list[_Student]) -> None:
+        """The serial tests and timing cases of the students in `batch`, in one exclusive hold; then their scores."""
+        done = []
+        with self.lock.exclusive() as waited:
+            for state in batch:
+                if self._stop_requested():
+                    break
+                started = time.monotonic()
+                try:
+                    for test in self.config.tests:
+                        if test.serial:
+                            self._run_case(state, test.name)
+                    for case in self._timing_possible(state):
+                        self._run_case(state, case)
+                    self._rerun_near_thresholds(state)
+                except Exception as error:  # noqa: BLE001
+                    self._grader_problem(state, error)
+                    continue
+                state.lock_wait["exclusive_s"] += waited
+                state.phases_s["serial_and_timing_s"] = time.monotonic() - started
+                done.append(state)
+        for state in done:
+            self._guarded(state, self._score)
+
+    def _guarded_reference(self) -> None:
+        try:
+            self._time_reference()
+        except grade.NoGpu as error:
+            self._no_gpu(str(error))
+        except grade.GraderError as error:
+            self.fatal = error
+        except Exception:  # noqa: BLE001
+            self.fatal = grade.GraderError(traceback.format_exc(limit=5))
+
+    def _ratio(self, outcome: CaseOutcome, measurement: str) -> float | None:
+        mine = outcome.timing(measurement)
+        ref_outcome = self.reference.outcomes.get(outcome.name)
+        ref = ref_outcome.timing(measurement) if ref_outcome else None
+        if not mine or not ref or not mine.get("median_s") or not ref.get("median_s"):
+            return None
+        return mine["median_s"] / ref["median_s"]
+
+    def _rerun_near_thresholds(self, state: _Student) -> None:
+        """Time again each timing case with a ratio near full_at or zero_at; keep the better median."""
+        for case in self._timing_possible(state):
+            first = state.outcomes.get(case)
+            if first is None or not first.passed:
+                continue
+            near = [(spec.measurement, ratio) for spec in self.config.perf if spec.case == case and spec.points > 0
+                    and (ratio := self._ratio(first, spec.measurement)) is not None
+                    and audit.near_threshold(ratio, self.config)]
+            if not near:
+                continue
+            second = grade.run_one(self.config, state.binary, case, state.work / "run", state.budget)
+            timings = list(first.timings)
+            for measurement, ratio in near:
+                again = self._ratio(second, measurement) if second.passed else None
+                counted = "second" if again is not None and again < ratio else "first"
+                if counted == "second":
+                    timings = [second.timing(measurement) if t.get("name") == measurement else t for t in timings]
+                state.reruns.append({"case": case, "measurement": measurement, "ratios": [ratio, again],
+                                     "second_status": second.status, "counted": counted})
+            state.outcomes[case] = replace(first, timings=timings)
+
+    # -- the result ---------------------------------------------------------------------------------------
+
+    def _score(self, state: _Student) -> None:
+        outcomes = dict(state.outcomes)
+        for case in self.config.timing_cases:
+            if case not in outcomes:
+                outcomes[case] = CaseOutcome(case, NOT_TIMED, [self._why_not_timed(case, outcomes)])
+        reference = self.reference.outcomes if self.reference else None
+        items = score_lab(self.config, outcomes, reference)
+        evaluation = grade.Evaluation(info=state.info, outcomes=state.outcomes,
+                                      lock_wait_s=sum(state.lock_wait.values()))
+        output = f"Graded on {state.info.gpu} (driver {state.info.driver})."
+        self._finish(state, items, output, attention(state.outcomes), "graded", evaluation)
+
+    def _why_not_timed(self, case: str, outcomes: dict[str, CaseOutcome]) -> str:
+        specs = [p for p in self.config.perf if p.case == case]
+        if all(p.points == 0 for p in specs):
+            return ("not timed in class grading, because this measurement earns no points "
+                    "(`make grade` shows it for comparison).")
+        unmet = sorted({t for p in specs for t in unmet_requirements(self.config, p, outcomes)})
+        return "not timed, because these correctness tests must pass first: " + "; ".join(unmet)
+
+    def _grader_problem(self, state: _Student, error: Exception) -> None:
+        where = "".join(traceback.format_exception_only(type(error), error)).strip()
+        message = f"Not graded because of a grader problem (tell your TA): {where}"
+        self._finish(state, grade.all_zero(self.config, message), message, [f"grader problem: {where[:300]}"],
+                     "grader_problem")
+
+    def _finish(self, state: _Student, items: list[Scored], output: str, notes: list[str], status: str,
+                evaluation: grade.Evaluation | None = None) -> None:
+        graded = grade.finish(self.config, items, output, state.started, evaluation,
+                              self.reference if evaluation is not None else None)
+        extra = graded.results["extra_data"]
+        extra.update(student=state.student.name, status=status, attention=notes, fingerprint=state.fingerprint,
+                     lane={"gpu": self.gpu.key, "name": self.gpu.name, "cuda_visible_devices": self.gpu.visible})
+        extra["phases_s"] = {key: round(value, 3) for key, value in state.phases_s.items()}
+        if evaluation is not None:
+            extra["lock_wait_by_kind_s"] = {key: round(value, 3) for key, value in state.lock_wait.items()}
+            extra["reruns"] = state.reruns
+        folder = self.out_dir / state.student.name
+        report.write_json(folder / summary.RESULTS, graded.results)
+        report.write_text(folder / "report.txt", graded.table + "\n")
+        self.progress.finished(state.student.name, graded.results["score"], self.config.max_points, notes)
+        if not self.options.keep_work:
+            shutil.rmtree(state.work, ignore_errors=True)
+
+
+def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: Path,
+                options: ClassOptions = ClassOptions(), shard: tuple[int, int] | None = None,
+                lane: tuple[int, int] | None = None, stream: TextIO = sys.stdout) -> ClassResult:
+    """Grade the students of `submissions` (the shard's share, if given) into `out_dir`: results per student,
+    then gradebook.csv and the summary. With several GPUs and no `lane`, each GPU grades a share in a
+    process of its own (grade_on_lanes); `lane` (k, n) is the share of one such process."""
+    students = roster(submissions, shard)
+    gpus = list_gpus()
+    if lane is None and len(gpus) > 1:
+        return grade_on_lanes(config, submissions, out_dir, workroot, options, shard, gpus, stream)
+    if lane is not None:
+        students = students[lane[0]::lane[1]]
+    grading = ClassGrading(config, students, out_dir, workroot, options, gpus[0], stream)
+    names = [s.name for s in students]
+    completed = False
+    try:
+        completed = grading.run()
+    finally:
+        # Written even when interrupted, from what is done; a lane's results are summed up by its starter.
+        text = summary.write_all(out_dir, config.name, config.max_points, names) if lane is None else ""
+    return ClassResult(names, text, stopped=not completed, phases_s=grading.phases_s)
+
+
+def lane_command(config: LabConfig, submissions: Path, out_dir: Path, options: ClassOptions,
+                 shard: tuple[int, int] | None, lane: tuple[int, int], state_dir: Path) -> list[str]:
+    """The grader command of one lane of a multi-GPU run."""
+    command = [sys.executable, "-m", "grader", "grade-class", "--lab", config.name, "--submissions",
+               str(submissions.resolve()), "--out", str(out_dir.resolve()), "--lane", f"{lane[0]}/{lane[1]}",
+               "--jobs", str(options.jobs), "--gpu-jobs", str(options.gpu_jobs),
+               "--reference-build", str(options.reference_build),
+               "--counts-file", str(state_dir / f"lane-{lane[0]}.json"), "--stop-file", str(state_dir / "stop")]
+    if shard is not None:
+        command += ["--shard", f"{shard[0]}/{shard[1]}"]
+    if options.regrade_all:
+        command += ["--regrade"]
+    elif options.regrade:
+        command += ["--regrade", *sorted(options.regrade)]
+    return command
+
+
+def grade_on_lanes(config: LabConfig, submissions: Path, out_dir: Path, workroot: Path, options: ClassOptions,
+                   shard: tuple[int, int] | None, gpus: list[Gpu], stream: TextIO = sys.stdout) -> ClassResult:
+    """One lane per GPU: the reference is built here once, then one grader process per GPU (its
+    CUDA_VISIBLE_DEVICES naming that GPU) grades every n-th student, timing against its own reference
+    timing; this process shows their progress and writes the class's outputs."""
+    students = [s.name for s in roster(submissions, shard)]
+    count = len(gpus)
+    started = time.monotonic()
+    reference_build = build_reference_tree(config, workroot.resolve() / "reference-build")
+    builds = options.jobs or default_jobs(options.gpu_jobs, count)
+    lane_options = replace(options, jobs=max(1, builds // count), reference_build=reference_build)
+    reference_built = time.monotonic()
+    state_dir = out_dir / ".lanes"
+    shutil.rmtree(state_dir, ignore_errors=True)
+    state_dir.mkdir(parents=True)
+    results: dict[int, object] = {}
+
+    def run_lane(k: int) -> None:
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpus[k].visible)
+        results[k] = run_process(lane_command(config, submissions, out_dir, lane_options, shard, (k, count),
+                                              state_dir), cwd=REPO_ROOT, env=env, timeout_s=LANE_TIMEOUT_S)
+
+    progress = Progress(len(students), stream)
+    progress.note(f"{count} GPUs: one lane each ({', '.join(g.name or g.key for g in gpus)})")
+    threads = [threading.Thread(target=run_lane, args=(k,), daemon=True) for k in range(count)]
+    for thread in threads:
+        thread.start()
+    stopped = False
+    try:
+        while any(thread.is_alive() for thread in threads):
+            time.sleep(LANE_POLL_S)
+            lanes = [read_counts(state_dir / f"lane-{k}.json") or Counts(0) for k in range(count)]
+            total = Counts(0)
+            for counts in lanes:
+                total = total.add(counts)
+            progress.show_counts(replace(total, total=len(students)))
+    except KeyboardInterrupt:
+        stopped = True
+        (state_dir / "stop").touch()
+        progress.note("Stopping: each lane finishes the test programs it is running; run again to go on.")
+        for thread in threads:
+            thread.join()
+    finally:
+        progress.close()
+        text = summary.write_all(out_dir, config.name, config.max_points, students)
+    failed = {k: r for k, r in results.items() if r.returncode != 0}
+    if any(r.returncode == NO_GPU_EXIT for r in failed.values()):
+        raise grade.NoGpu(next(r.output for r in failed.values() if r.returncode == NO_GPU_EXIT)[-2000:])
+    if failed and not stopped:
+        raise grade.GraderError("\n".join(f"lane {k} ({gpus[k].name or gpus[k].key}) {r.describe_exit()}:\n"
+                                          f"{r.output[-3000:]}" for k, r in failed.items()))
+    return ClassResult(students, text, stopped=stopped,
+                       phases_s={"reference_build_s": reference_built - started})

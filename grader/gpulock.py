@@ -1,0 +1,133 @@
+"""The GPU lock: what is timed runs alone on its GPU, whichever grader on this machine started it.
+
+One lock file per GPU (keyed by the GPU's UUID where nvidia-smi gives it, else
+its index), taken with flock(2), so that separate grader processes queue too:
+
+- a test case that is timed, or that needs the GPU to itself (`serial = true`:
+  it reads device-wide free memory), holds the lock EXCLUSIVELY;
+- every other test program holds it SHARED, so correctness cases run side by
+  side but never while something is timed.
+
+A second file, the turnstile, keeps an exclusive holder from waiting forever
+behind a stream of shared ones: a waiting exclusive holder takes the turnstile
+first, and shared holders pass through it on their way in, so none can start
+while an exclusive one waits. Each hold reports how long it waited, for the
+audit trail.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.proc import run_process, scrubbed_env
+
+DEFAULT_LOCK_DIR = Path("/tmp/cuda-lab-kit-locks")
+LOCK_DIR_VARIABLE = "KIT_LOCK_DIR"
+SMI_TIMEOUT_S = 30
+SMI_LINE = re.compile(r"^GPU (\d+): (.*?) \(UUID: ([^)]+)\)")
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU as the grader addresses it."""
+
+    key: str  # names its lock file: the UUID where known, else the index
+    visible: str  # the value of CUDA_VISIBLE_DEVICES that selects it
+    name: str = ""
+
+
+def parse_smi_listing(text: str) -> list[Gpu]:
+    """The GPUs in `nvidia-smi -L` output ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)")."""
+    gpus = []
+    for line in text.splitlines():
+        match = SMI_LINE.match(line.strip())
+        if match:
+            index, name, uuid = match.groups()
+            gpus.append(Gpu(key=uuid, visible=uuid, name=name))
+    return gpus
+
+
+def choose_gpus(listed: list[Gpu], visible: str | None) -> list[Gpu]:
+    """The GPUs this grader may use: those CUDA_VISIBLE_DEVICES names (UUIDs or indices into the
+    listing), or every listed one; without a listing, the indices it names (or GPU 0)."""
+    if visible is None:
+        return listed or [Gpu(key="0", visible="0")]
+    chosen = []
+    for entry in (e.strip() for e in visible.split(",")):
+        if not entry:
+            continue
+        by_uuid = next((g for g in listed if g.key == entry), None)
+        by_index = listed[int(entry)] if entry.isdigit() and int(entry) < len(listed) else None
+        chosen.append(by_uuid or by_index or Gpu(key=entry, visible=entry))
+    return chosen
+
+
+def list_gpus() -> list[Gpu]:
+    """The GPUs of this machine that this process may use (nvidia-smi -L and CUDA_VISIBLE_DEVICES)."""
+    with tempfile.TemporaryDirectory(prefix="kit-smi-") as folder:
+        listing = run_process(["nvidia-smi", "-L"], cwd=Path(folder), env=scrubbed_env(Path(folder)),
+                              timeout_s=SMI_TIMEOUT_S)
+    listed = parse_smi_listing(listing.output) if listing.ok else []
+    return choose_gpus(listed, os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
+def lock_dir() -> Path:
+    return Path(os.environ.get(LOCK_DIR_VARIABLE, str(DEFAULT_LOCK_DIR)))
+
+
+def _safe(key: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", key)
+
+
+class GpuLock:
+    """The lock of one GPU; `with lock.shared() as wait_s:` / `with lock.exclusive() as wait_s:`."""
+
+    def __init__(self, key: str, directory: Path | None = None):
+        folder = directory or lock_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        if folder.stat().st_uid == os.getuid():
+            folder.chmod(0o1777)  # the graders of every user on this machine queue on the same files
+        self.key = key
+        self.path = folder / f"gpu-{_safe(key)}.lock"
+        self.turnstile = folder / f"gpu-{_safe(key)}.turnstile"
+
+    @staticmethod
+    def _open(path: Path) -> int:
+        return os.open(path, os.O_RDONLY | os.O_CREAT, 0o444)  # flock needs no write access
+
+    @contextmanager
+    def shared(self) -> Iterator[float]:
+        start = time.monotonic()
+        turnstile = self._open(self.turnstile)
+        lock = self._open(self.path)
+        try:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)  # waits while an exclusive holder is queued
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            yield time.monotonic() - start
+        finally:
+            os.close(lock)  # closing releases the locks
+            os.close(turnstile)
+
+    @contextmanager
+    def exclusive(self) -> Iterator[float]:
+        start = time.monotonic()
+        turnstile = self._open(self.turnstile)
+        lock = self._open(self.path)
+        try:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)  # no new shared holder gets in from now on
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # the ones inside finish
+            finally:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
+            yield time.monotonic() - start
+        finally:
+            os.close(lock)
+            os.close(turnstile)

@@ -1,0 +1,124 @@
+"""Progress of a class grading: one line with done / total, students needing a look, elapsed time and ETA.
+
+On a terminal the line is rewritten in place under the students' score lines;
+in a log (not a terminal) each finished student gets one plain line that ends
+with the same counts. A lane of a multi-GPU run also keeps its counts in a small
+JSON file, which the run that started it adds up.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TextIO
+
+from grader.report import write_text
+
+
+def clock(seconds: float) -> str:
+    """12:05, or 1:02:03 past an hour."""
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def eta(elapsed_s: float, graded_now: int, remaining: int) -> float | None:
+    """Seconds left at the rate of the students graded in this run (those kept from an earlier run cost
+    nothing and say nothing about the rate); None before the first one."""
+    if remaining <= 0:
+        return 0.0
+    if graded_now <= 0:
+        return None
+    return elapsed_s / graded_now * remaining
+
+
+@dataclass
+class Counts:
+    total: int
+    done: int = 0  # graded in this run, or kept from an earlier one
+    kept: int = 0
+    needs_look: int = 0
+
+    def add(self, other: Counts) -> Counts:
+        return Counts(self.total + other.total, self.done + other.done, self.kept + other.kept,
+                      self.needs_look + other.needs_look)
+
+
+def progress_line(counts: Counts, elapsed_s: float) -> str:
+    left = eta(elapsed_s, counts.done - counts.kept, counts.total - counts.done)
+    kept = f" ({counts.kept} kept from before)" if counts.kept else ""
+    return (f"{counts.done}/{counts.total} done{kept}, {counts.needs_look} need a look, "
+            f"{clock(elapsed_s)} elapsed, ETA {clock(left) if left is not None else '--:--'}")
+
+
+def read_counts(path: Path) -> Counts | None:
+    try:
+        return Counts(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+class Progress:
+    """Counts finished students and shows them; safe to call from several threads."""
+
+    def __init__(self, total: int, stream: TextIO = sys.stdout, counts_file: Path | None = None,
+                 tty: bool | None = None):
+        self.counts = Counts(total)
+        self.stream = stream
+        self.counts_file = counts_file
+        self.tty = stream.isatty() if tty is None else tty
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+        self._save()
+
+    def kept(self, student: str) -> None:
+        with self._lock:
+            self.counts.done += 1
+            self.counts.kept += 1
+            self._show(f"{student:<24} kept (graded before, unchanged)")
+
+    def finished(self, student: str, score: float, maximum: float, attention: list[str]) -> None:
+        with self._lock:
+            self.counts.done += 1
+            self.counts.needs_look += bool(attention)
+            note = f"  needs a look: {attention[0]}" if attention else ""
+            self._show(f"{student:<24} {score:7.2f} / {maximum:g}{note}")
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            self._show(text)
+
+    def show_counts(self, counts: Counts) -> None:
+        """Show counts gathered elsewhere (the lanes of a multi-GPU run)."""
+        with self._lock:
+            changed = counts != self.counts
+            self.counts = counts
+            line = progress_line(counts, time.monotonic() - self.started)
+            if self.tty:
+                self.stream.write("\r\x1b[K" + line)
+            elif changed:
+                self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self.tty:
+                self.stream.write("\n")
+            self.stream.flush()
+
+    def _show(self, text: str) -> None:
+        line = progress_line(self.counts, time.monotonic() - self.started)
+        if self.tty:
+            self.stream.write(f"\r\x1b[K{text}\n{line}")
+        else:
+            self.stream.write(f"{text}  [{line}]\n")
+        self.stream.flush()
+        self._save()
+
+    def _save(self) -> None:
+        if self.counts_file is not None:
+            write_text(self.counts_file, json.dumps(asdict(self.counts)))

@@ -1,0 +1,138 @@
+"""A class's outputs, made from the per-student results alone: gradebook.csv, summary.txt, histogram.png.
+
+grade-class writes them at the end (and when interrupted, from what is done)
+and merge writes them for the combined shards; both read every
+<out>/<student>/results.json, so the outputs always match the results folder.
+The summary gives the score distribution and the students who need a TA's
+look: refused at intake (a forbidden identifier, a bad zip), build errors,
+time-outs, crashes, and grader problems, each with its reason.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.report import write_text
+
+RESULTS = "results.json"
+BINS = 10
+BAR_WIDTH = 40
+
+
+@dataclass(frozen=True)
+class Row:
+    student: str
+    score: float
+    attention: tuple[str, ...]
+
+
+def read_results(out_dir: Path, students: list[str] | None = None) -> dict[str, dict]:
+    """student -> results.json, for the students given (default: every folder with one)."""
+    names = students if students is not None else sorted(p.parent.name for p in out_dir.glob(f"*/{RESULTS}"))
+    results = {}
+    for name in names:
+        path = out_dir / name / RESULTS
+        if path.is_file():
+            results[name] = json.loads(path.read_text())
+    return results
+
+
+def rows(results: dict[str, dict]) -> list[Row]:
+    return [Row(name, float(r["score"]), tuple(r.get("extra_data", {}).get("attention", [])))
+            for name, r in sorted(results.items())]
+
+
+def histogram(scores: list[float], maximum: float, bins: int = BINS) -> list[tuple[float, float, int]]:
+    """(low, high, count) for `bins` equal ranges of [0, maximum]; the top one holds the maximum (and any
+    extra credit above it)."""
+    width = maximum / bins if maximum > 0 else 1.0
+    counts = [0] * bins
+    for score in scores:
+        counts[min(bins - 1, max(0, int(score // width)))] += 1
+    return [(i * width, (i + 1) * width, counts[i]) for i in range(bins)]
+
+
+def histogram_text(scores: list[float], maximum: float) -> str:
+    table = histogram(scores, maximum)
+    most = max([count for _, _, count in table] + [1])
+    lines = []
+    for low, high, count in table:
+        bar = "#" * round(BAR_WIDTH * count / most)
+        lines.append(f"  {low:6.1f} - {high:<6.1f} | {bar:<{BAR_WIDTH}} {count}")
+    return "\n".join(lines)
+
+
+def _mean_median(scores: list[float]) -> tuple[float, float]:
+    ordered = sorted(scores)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return sum(ordered) / len(ordered), median
+
+
+def summary_text(lab: str, maximum: float, table: list[Row], missing: list[str] = (), picture: str = "") -> str:
+    scores = [row.score for row in table]
+    lines = [f"{lab}: {len(table)} students graded"]
+    if scores:
+        mean, median = _mean_median(scores)
+        full = sum(score >= maximum for score in scores)
+        lines[0] += f", mean {mean:.1f}, median {median:.1f} / {maximum:g}; {full} with full marks"
+        lines += ["", f"Score distribution (out of {maximum:g}):", histogram_text(scores, maximum)]
+        if picture:
+            lines.append(picture)
+    looks = [row for row in table if row.attention]
+    lines += ["", f"Needs a TA's look: {len(looks)}"]
+    width = max([len(row.student) for row in looks] + [10])
+    for row in looks:
+        lines.append(f"  {row.student:<{width}}  {row.score:6.1f}  " + "; ".join(row.attention))
+    if missing:
+        lines += ["", f"Not graded yet ({len(missing)}; run grade-class again to finish): " + ", ".join(missing)]
+    return "\n".join(lines) + "\n"
+
+
+def draw_histogram(path: Path, lab: str, maximum: float, scores: list[float]) -> str:
+    """Draw the histogram as a PNG with matplotlib; returns the line the summary shows about it."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        from matplotlib import pyplot
+    except ImportError:
+        return ("(histogram.png not drawn: this Python has no matplotlib; "
+                "sudo apt-get install python3-matplotlib and run the grader with /usr/bin/python3)")
+    table = histogram(scores, maximum)
+    figure, axes = pyplot.subplots(figsize=(7, 4))
+    axes.bar([low for low, _, _ in table], [count for _, _, count in table], width=table[0][1] - table[0][0],
+             align="edge", color="#4477aa", edgecolor="white")
+    axes.set_xlabel(f"score (out of {maximum:g})")
+    axes.set_ylabel("students")
+    axes.set_title(f"{lab}: {len(scores)} students")
+    axes.set_xlim(0, maximum)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+    return f"(drawn in {path.name})"
+
+
+def write_gradebook(out_dir: Path, lab: str, maximum: float, table: list[Row]) -> Path:
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["student", lab, "max"])
+    writer.writerows([(row.student, row.score, maximum) for row in table])
+    path = out_dir / "gradebook.csv"
+    write_text(path, text.getvalue())
+    return path
+
+
+def write_all(out_dir: Path, lab: str, maximum: float, students: list[str] | None = None) -> str:
+    """Rewrite gradebook.csv, summary.txt and histogram.png from the results in `out_dir`; returns the summary.
+    `students`, when given, is the roster: who has no results yet is listed as not graded."""
+    results = read_results(out_dir, students)
+    table = rows(results)
+    write_gradebook(out_dir, lab, maximum, table)
+    picture = draw_histogram(out_dir / "histogram.png", lab, maximum, [r.score for r in table]) if table else ""
+    missing = [name for name in (students or []) if name not in results]
+    text = summary_text(lab, maximum, table, missing, picture)
+    write_text(out_dir / "summary.txt", text)
+    return text

@@ -1,0 +1,97 @@
+"""A stand-in for a lab's test program on a GPU, for grading tests on machines without one.
+
+`fake_build` replaces the build stage: instead of compiling the student's
+toy.cu it writes this program, told how to behave by the comment line
+`// fake: {...}` in toy.cu (or `// fake: compile error`). The program lists
+its cases and runs one per call as a harness-built program does (the JSON
+records in $KIT_RESULTS), and logs when each run started and ended, so that
+tests can check what ran beside what.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from grader.build import BuildResult, binary_path
+
+PROGRAM = r'''#!PYTHON
+import json, os, sys, time
+behaviour = json.load(open(BEHAVIOUR))
+out = open(os.environ["KIT_RESULTS"], "a")
+def record(**fields):
+    out.write(json.dumps(fields) + "\n"); out.flush()
+record(kind="run", gpu_available=behaviour.get("gpu", True), gpu="Fake GPU", driver="1.0",
+       why_no_gpu="no driver in this test", seed=int(os.environ.get("KIT_SEED", 0)))
+cases = behaviour["cases"]
+if "--list-test-cases" in sys.argv:
+    for name in cases:
+        record(kind="listed", case=name, suite="")
+    sys.exit(0)
+name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--test-case="))
+start = time.time()
+record(kind="case_start", case=name)
+if name in behaviour.get("hang", []):
+    time.sleep(600)
+if name in behaviour.get("crash", []):
+    os.abort()
+time.sleep(behaviour.get("seconds", 0.05))
+status = "failed" if name in behaviour.get("fail", []) else "passed"
+if name in behaviour.get("timing", []):
+    counter = os.path.join(os.path.dirname(BEHAVIOUR), "timing-runs")
+    runs = int(open(counter).read()) if os.path.exists(counter) else 0
+    open(counter, "w").write(str(runs + 1))
+    medians = behaviour.get("medians", [0.001])
+    record(kind="timing", case=name, name=behaviour["measurement"], median_s=medians[min(runs, len(medians) - 1)],
+           rate=1.0, unit="GB/s", samples=[0.001])
+record(kind="case", case=name, status=status, seconds=0.05,
+       messages=["wrong result for n = 3"] if status == "failed" else [])
+with open(behaviour["log"], "a") as log:
+    log.write(json.dumps({"who": behaviour["who"], "case": name, "start": start, "end": time.time()}) + "\n")
+'''
+
+
+def write_program(folder: Path, name: str, behaviour: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "behaviour.json").write_text(json.dumps(behaviour))
+    program = folder / name
+    program.write_text(PROGRAM.replace("PYTHON", sys.executable).replace("BEHAVIOUR",
+                                                                          repr(str(folder / "behaviour.json"))))
+    program.chmod(0o755)
+    return program
+
+
+def behaviour_of(source: str) -> dict | None:
+    """The behaviour a toy.cu asks for; None for a compile error."""
+    line = next(line for line in source.splitlines() if line.startswith("// fake: "))
+    text = line.removeprefix("// fake: ")
+    return None if text == "compile error" else json.loads(text)
+
+
+class FakeBuilds:
+    """Stands in for grade.build_submission and classroom.build_reference_tree."""
+
+    def __init__(self, config, log: Path, reference: dict):
+        self.config = config
+        self.log = log
+        self.reference = reference
+        self.cases = list(config.all_case_names)
+        self.timing = list(config.timing_cases)
+        self.builds: list[Path] = []
+
+    def _behaviour(self, who: str, asked: dict) -> dict:
+        return {"cases": self.cases, "timing": self.timing, "measurement": self.config.perf[0].measurement,
+                "log": str(self.log), "who": who, **asked}
+
+    def build_submission(self, config, staged_folder: Path, build_dir: Path, reference_build=None) -> BuildResult:
+        self.builds.append(staged_folder)
+        asked = behaviour_of((staged_folder / "toy.cu").read_text())
+        if asked is None:
+            return BuildResult(ok=False, binary=None, log="toy.cu(3): error: expected a \";\"")
+        program = write_program(build_dir, "toy-tests", self._behaviour(staged_folder.parent.name, asked))
+        return BuildResult(ok=True, binary=program, log="")
+
+    def build_reference_tree(self, config, folder: Path) -> Path:
+        write_program(binary_path(folder, config.name, "reference").parent, f"{config.name}-reference-tests",
+                      self._behaviour("reference", self.reference))
+        return folder

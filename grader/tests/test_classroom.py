@@ -1,0 +1,297 @@
+"""Class grading through the whole pipeline, with stand-ins for the GPU test programs (fake_gpu.py).
+
+Everything else is real: intake, fingerprints, the GPU lock (in a folder of the
+test's own), the thread pools, scoring, results files, the gradebook and summary.
+"""
+import json
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import classroom, grade
+from grader.config import load_lab
+from grader.gpulock import Gpu
+from grader.tests.conftest import write
+from grader.tests.fake_gpu import FakeBuilds
+
+LAB_TOML = """
+[lab]
+title = "Toy"
+student_files = ["toy.cu"]
+
+[grading]
+timeout_s = 5
+full_at = 1.2
+zero_at = 10.0
+
+[params]
+seed = 1
+timing_warmup = 1
+timing_repeats = 3
+timing_batch = 1
+
+[[tests]]
+name = "toy: adds"
+points = 10
+
+[[tests]]
+name = "toy: hangs when broken"
+points = 10
+timeout_s = 2
+
+[[tests]]
+name = "toy: holds little device memory"
+points = 5
+serial = true
+
+[[perf]]
+case = "toy timing: fast"
+measurement = "toy_kernel"
+points = 20
+
+[[perf]]
+case = "toy timing: with copies"
+measurement = "toy_with_copies"
+points = 0
+"""
+
+MAX = 45.0
+
+
+def toy(behaviour: str, extra: str = "") -> str:
+    return f"// fake: {behaviour}\n__global__ void toy_kernel(int* out, int n) {{ {extra} }}\n"
+
+
+@pytest.fixture
+def lab(tmp_path: Path, monkeypatch):
+    root = tmp_path / "repo"
+    write(root / "labs/60-toy/lab.toml", LAB_TOML)
+    write(root / "solutions/60-toy/hidden.toml", "[grading]\nseed = 7\n")
+    write(root / "solutions/60-toy/toy.cu", toy("{}"))
+    config = load_lab("60-toy", root)
+    log = tmp_path / "runs.jsonl"
+    fakes = FakeBuilds(config, log, reference={"medians": [0.001]})
+    monkeypatch.setattr(classroom.grade, "build_submission", fakes.build_submission)
+    monkeypatch.setattr(classroom, "build_reference_tree", fakes.build_reference_tree)
+    monkeypatch.setattr(classroom, "list_gpus", lambda: [Gpu(key="fake-gpu", visible="0", name="Fake GPU")])
+    monkeypatch.setenv("KIT_LOCK_DIR", str(tmp_path / "locks"))
+    return config, fakes, log
+
+
+def submit(folder: Path, name: str, source: str, as_zip: bool = False) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    if as_zip:
+        with zipfile.ZipFile(folder / f"{name}.zip", "w") as z:
+            z.writestr(f"{name}/toy.cu", source)
+    else:
+        write(folder / name / "toy.cu", source)
+
+
+def a_class(folder: Path) -> None:
+    submit(folder, "alice", toy("{}"))  # right, as fast as the reference
+    submit(folder, "bob", toy("compile error"), as_zip=True)
+    submit(folder, "carol", toy('{"fail": ["toy: adds"]}'))  # wrong: no timing for her
+    submit(folder, "dave", toy("{}", "system(\"ls\");"))  # refused at intake
+    submit(folder, "erin", toy('{"hang": ["toy: hangs when broken", "toy: adds"]}'))
+    submit(folder, "gina", toy('{"medians": [0.001215, 0.00115]}'))  # 1.215x: near full_at, timed again
+
+
+def grade_it(config, submissions: Path, out: Path, tmp_path: Path, stream=None, **options):
+    options.setdefault("jobs", 3)
+    options.setdefault("gpu_jobs", 3)
+    return classroom.grade_class(config, submissions, out, tmp_path / "work", classroom.ClassOptions(**options),
+                                 stream=stream or open("/dev/null", "w"))
+
+
+def results(out: Path, student: str) -> dict:
+    return json.loads((out / student / "results.json").read_text())
+
+
+def by_name(result: dict) -> dict:
+    return {t["name"]: t for t in result["tests"]}
+
+
+def test_a_class_is_graded_with_every_outcome(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    out = tmp_path / "out"
+    graded = grade_it(config, tmp_path / "in", out, tmp_path)
+    assert graded.students == ["alice", "bob", "carol", "dave", "erin", "gina"] and not graded.stopped
+
+    assert results(out, "alice")["score"] == MAX
+    assert results(out, "gina")["score"] == MAX  # the better median counted
+    bob, carol, dave, erin = (results(out, s) for s in ("bob", "carol", "dave", "erin"))
+    assert bob["score"] == 0 and "did not compile" in bob["output"] and "expected a" in bob["output"]
+    assert bob["extra_data"]["attention"] == ["build error"]
+    assert dave["score"] == 0 and "system" in dave["output"]
+    assert dave["extra_data"]["attention"][0].startswith("refused at intake")
+    assert carol["score"] == 10 + 5  # the hang test and the serial test pass; no performance
+    perf = by_name(carol)["performance: toy_kernel"]
+    assert "not timed" in perf["output"] and "toy: adds" in perf["output"]
+    assert erin["extra_data"]["attention"] == ["timed out: toy: adds"]
+    second = by_name(erin)["toy: hangs when broken"]["output"]
+    assert second.startswith("Not run") and "'toy: adds'" in second  # one timeout spends the budget
+
+    gradebook = (out / "gradebook.csv").read_text().splitlines()
+    assert gradebook[0] == "student,60-toy,max" and len(gradebook) == 7
+    text = (out / "summary.txt").read_text()
+    assert "6 students graded" in text and "Needs a TA's look: 3" in text
+    for student in ("bob", "dave", "erin"):
+        assert f"  {student} " in text
+
+
+def test_timing_runs_alone_and_only_where_it_can_earn_points(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    alone = [r for r in runs if r["case"] in ("toy timing: fast", "toy: holds little device memory")]
+    for run in alone:
+        beside = [r for r in runs if r is not run and r["start"] < run["end"] and run["start"] < r["end"]]
+        assert not beside, f"{run['who']}: '{run['case']}' ran beside {beside}"
+    timed = sorted(r["who"] for r in runs if r["case"] == "toy timing: fast")
+    assert timed == ["alice", "gina", "gina", "reference"]  # gina's second run is the re-timing near full_at
+    assert not [r for r in runs if r["case"] == "toy timing: with copies"]  # worth 0 points: never timed
+
+
+def test_audit_trail_in_results(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    out = tmp_path / "out"
+    grade_it(config, tmp_path / "in", out, tmp_path)
+    extra = results(out, "gina")["extra_data"]
+    assert extra["grader_commit"] and extra["fingerprint"] and extra["status"] == "graded"
+    assert extra["lane"] == {"gpu": "fake-gpu", "name": "Fake GPU", "cuda_visible_devices": "0"}
+    assert set(extra["lock_wait_by_kind_s"]) == {"shared_s", "exclusive_s"}
+    assert extra["lock_wait_s"] == pytest.approx(sum(extra["lock_wait_by_kind_s"].values()), abs=0.002)
+    [rerun] = extra["reruns"]
+    assert rerun["counted"] == "second" and rerun["ratios"][0] == pytest.approx(1.215)
+    assert rerun["ratios"][1] == pytest.approx(1.15)
+    assert extra["timings"]["toy timing: fast"][0]["median_s"] == pytest.approx(0.00115)
+    assert extra["reference_timings"]["toy timing: fast"][0]["median_s"] == pytest.approx(0.001)
+    assert results(out, "alice")["extra_data"]["reruns"] == []
+
+
+def test_resume_keeps_finished_students_and_regrades_changed_ones(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    out = tmp_path / "out"
+    grade_it(config, tmp_path / "in", out, tmp_path)
+    first = {s: (out / s / "results.json").read_text() for s in ("alice", "bob", "carol", "dave")}
+    fakes.builds.clear()
+
+    submit(tmp_path / "in", "carol", toy("{}"))  # carol fixed her kernel
+    grade_it(config, tmp_path / "in", out, tmp_path / "again", regrade=frozenset({"bob"}))
+    rebuilt = sorted(p.parent.name for p in fakes.builds)
+    assert rebuilt == ["bob", "carol"]  # asked for, and changed; the others kept
+    assert (out / "alice" / "results.json").read_text() == first["alice"]
+    assert (out / "dave" / "results.json").read_text() == first["dave"]
+    assert results(out, "carol")["score"] == MAX
+
+    fakes.builds.clear()
+    grade_it(config, tmp_path / "in", out, tmp_path / "all", regrade_all=True)
+    assert len(fakes.builds) == 5  # all but dave, whom intake refuses before any build
+
+
+def test_a_student_whose_grading_raises_gets_a_result_and_the_class_goes_on(lab, tmp_path: Path, monkeypatch):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    real = fakes.build_submission
+
+    def flaky(config, staged_folder, build_dir, reference_build=None):
+        if staged_folder.parent.name == "carol":
+            raise OSError("disk full")
+        return real(config, staged_folder, build_dir, reference_build)
+
+    monkeypatch.setattr(classroom.grade, "build_submission", flaky)
+    out = tmp_path / "out"
+    grade_it(config, tmp_path / "in", out, tmp_path)
+    carol = results(out, "carol")
+    assert carol["score"] == 0 and "grader problem" in carol["output"] and "disk full" in carol["output"]
+    assert carol["extra_data"]["status"] == "grader_problem"
+    assert results(out, "alice")["score"] == MAX
+    assert "carol" in (out / "gradebook.csv").read_text()
+
+    monkeypatch.setattr(classroom.grade, "build_submission", real)  # a grader problem is retried next run
+    grade_it(config, tmp_path / "in", out, tmp_path / "again")
+    assert results(out, "carol")["extra_data"]["status"] == "graded"
+
+
+def test_without_a_gpu_builds_are_graded_and_the_run_says_so(lab, tmp_path: Path):
+    config, fakes, log = lab
+    fakes.reference["gpu"] = False
+    submit(tmp_path / "in", "alice", toy('{"gpu": false}'))
+    submit(tmp_path / "in", "bob", toy("compile error"))
+    out = tmp_path / "out"
+    with pytest.raises(grade.NoGpu, match="no driver in this test"):
+        grade_it(config, tmp_path / "in", out, tmp_path)
+    assert results(out, "bob")["extra_data"]["attention"] == ["build error"]
+    assert not (out / "alice").exists()  # not graded: the next run on a GPU does it
+    assert "Not graded yet (1; run grade-class again to finish): alice" in (out / "summary.txt").read_text()
+
+
+def test_two_submissions_of_one_student_are_refused(lab, tmp_path: Path):
+    config, fakes, log = lab
+    submit(tmp_path / "in", "alice", toy("{}"))
+    submit(tmp_path / "in", "alice", toy("{}"), as_zip=True)
+    out = tmp_path / "out"
+    grade_it(config, tmp_path / "in", out, tmp_path)
+    assert "alice and alice.zip" in results(out, "alice")["output"]
+
+
+def test_shards_and_lanes_split_the_sorted_roster(tmp_path: Path):
+    for name in ("dan", "amy", "cat", "bo.zip", "eve", ".DS_Store"):
+        (tmp_path / name).mkdir()
+    assert [s.name for s in classroom.roster(tmp_path)] == ["amy", "bo", "cat", "dan", "eve"]
+    assert [s.name for s in classroom.roster(tmp_path, (0, 2))] == ["amy", "cat", "eve"]
+    assert [s.name for s in classroom.roster(tmp_path, (1, 2))] == ["bo", "dan"]
+    assert classroom.parse_part("3/8") == (3, 8)
+    with pytest.raises(ValueError):
+        classroom.parse_part("8/8")
+
+
+def test_lane_command_names_its_share_and_the_shared_reference(lab, tmp_path: Path):
+    config, fakes, log = lab
+    options = classroom.ClassOptions(jobs=6, reference_build=tmp_path / "ref", regrade=frozenset({"bob"}))
+    command = classroom.lane_command(config, tmp_path / "in", tmp_path / "out", options, (1, 4), (0, 2),
+                                     tmp_path / "state")
+    text = " ".join(command)
+    assert "--lane 0/2" in text and "--shard 1/4" in text and f"--reference-build {tmp_path / 'ref'}" in text
+    assert "--regrade bob" in text and f"--stop-file {tmp_path / 'state' / 'stop'}" in text
+
+
+def test_ctrl_c_stops_the_run_and_writes_the_gradebook_of_what_is_done(lab, tmp_path: Path, monkeypatch):
+    config, fakes, log = lab
+    submit(tmp_path / "in", "alice", toy("{}"))
+    submit(tmp_path / "in", "bob", toy("compile error"))
+    submit(tmp_path / "in", "zed", toy('{"seconds": 3}'))  # right but slow: 3 s a test case
+    out = tmp_path / "out"
+
+    def ctrl_c_once_alice_is_done(futures):  # the main thread waits here, where Ctrl-C lands
+        for _ in range(600):
+            if (out / "alice" / "results.json").exists():
+                raise KeyboardInterrupt
+            time.sleep(0.1)
+        raise AssertionError("alice was never graded")
+
+    monkeypatch.setattr(classroom, "wait", ctrl_c_once_alice_is_done)
+    graded = grade_it(config, tmp_path / "in", out, tmp_path)
+    assert graded.stopped
+    done = sorted(p.parent.name for p in out.glob("*/results.json"))
+    assert done == ["alice", "bob"]  # zed was in the middle of his tests: left for the next run
+    gradebook = (out / "gradebook.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in gradebook[1:]] == done
+    assert "Not graded yet (1; run grade-class again to finish): zed" in (out / "summary.txt").read_text()
+
+
+def test_a_lane_stops_taking_work_when_its_stop_file_appears(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    stop = tmp_path / "stop"
+    stop.touch()
+    graded = grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, stop_file=stop)
+    assert graded.stopped
+    graded_now = sorted(p.parent.name for p in (tmp_path / "out").glob("*/results.json"))
+    assert graded_now == ["dave"]  # refused at intake, which needs neither build nor GPU
