@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from grader import audit, build, grade, intake, report, run, summary
+from grader import audit, build, grade, intake, report, run, sandbox, summary
 from grader.config import REPO_ROOT, LabConfig
 from grader.gpulock import Gpu, GpuLock, list_gpus
 from grader.progress import Counts, Progress, read_counts
@@ -528,6 +528,7 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
     """Grade the students of `submissions` (the shard's share, if given) into `out_dir`: results per student,
     then gradebook.csv and the summary. With several GPUs and no `lane`, each GPU grades a share in a
     process of its own (grade_on_lanes); `lane` (k, n) is the share of one such process."""
+    grade.sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing
     students = roster(submissions, shard)
     gpus = list_gpus()
     if lane is None and len(gpus) > 1:
@@ -553,6 +554,8 @@ def lane_command(config: LabConfig, submissions: Path, out_dir: Path, options: C
                "--jobs", str(options.jobs), "--gpu-jobs", str(options.gpu_jobs),
                "--reference-build", str(options.reference_build),
                "--counts-file", str(state_dir / f"lane-{lane[0]}.json"), "--stop-file", str(state_dir / "stop")]
+    if not sandbox.current().enabled:  # the TA opted out for this run: the lanes too
+        command.append("--no-sandbox")
     if shard is not None:
         command += ["--shard", f"{shard[0]}/{shard[1]}"]
     if options.regrade_all:
