@@ -943,6 +943,84 @@ def nbody_leapfrog() -> Svg:
     return s
 
 
+
+# --- 10: convolution -------------------------------------------------------------------------
+
+def convolution_halo_tile() -> Svg:
+    w, h, c, t, r = 12, 9, 38, 4, 1
+    s = Svg(1200, 480)
+    x0, y0 = 80, 60
+    for y in range(-r, h + r):
+        for x in range(-r, w + r):
+            if 0 <= x < w and 0 <= y < h:
+                s.rect(x0 + x * c, y0 + y * c, c, c, "white", "#b7b7b7", 1)
+    for ty in range(0, h, t):
+        for tx in range(0, w, t):
+            s.rect(x0 + tx * c, y0 + ty * c, min(t, w - tx) * c, min(t, h - ty) * c, "none", "#9aa5b1", 1.5)
+    s.rect(x0, y0, w * c, h * c, "none", INK, 4)
+
+    def tile(tx: int, ty: int, k: int) -> None:
+        for y in range(ty - r, ty + t + r):
+            for x in range(tx - r, tx + t + r):
+                inside = 0 <= x < w and 0 <= y < h
+                own = tx <= x < tx + t and ty <= y < ty + t
+                if own and inside:
+                    s.cell(x0 + x * c + 3, y0 + y * c + 3, c - 6, c - 6, "", BLOCK[k], BLOCK_EDGE[k])
+                elif inside:
+                    s.cell(x0 + x * c + 3, y0 + y * c + 3, c - 6, c - 6, "h", "white", BLOCK_EDGE[k], 16,
+                           dash="5 4", text_fill=BLOCK_EDGE[k])
+                else:
+                    s.cell(x0 + x * c + 3, y0 + y * c + 3, c - 6, c - 6, "0", GREY, MUTED, 16, dash="5 4",
+                           text_fill=RED)
+        s.rect(x0 + (tx - r) * c, y0 + (ty - r) * c, (t + 2 * r) * c, (t + 2 * r) * c, "none", BLOCK_EDGE[k], 3)
+
+    tile(4, 4, 0)
+    tile(8, 0, 2)
+    tx = 620
+    s.text(tx, 70, "a block's input: its tile and a halo of r", 22, anchor="start", bold=True)
+    s.text(tx, 110, "drawn: 4 x 4 outputs per block, radius 1", 20, anchor="start")
+    s.text(tx, 140, "input tile (4 + 2) x (4 + 2) = 36 pixels", 20, anchor="start")
+    s.text(tx, 180, "h: halo, outputs of the neighbouring tiles,", 20, anchor="start", fill=BLOCK_EDGE[0])
+    s.text(tx, 208, "loaded again (mostly from the L2 cache)", 20, anchor="start", fill=BLOCK_EDGE[0])
+    s.text(tx, 248, "0: outside the picture, stored as 0", 20, anchor="start", fill=RED)
+    s.text(tx, 276, "(the rule of zero padding)", 20, anchor="start", fill=RED)
+    s.text(tx, 330, "the lab: 32 x 64 outputs per block,", 20, anchor="start")
+    s.text(tx, 358, "(32 + 2r) x (64 + 2r) pixels in shared memory:", 20, anchor="start")
+    s.text(tx, 386, "36 x 68 = 2448 loads for 2048 outputs at r = 2", 20, anchor="start")
+    s.text(tx, 430, "load, __syncthreads(), then compute", 20, anchor="start", bold=True)
+    return s
+
+
+def convolution_register_rows() -> Svg:
+    outputs, r, c = 4, 1, 46
+    s = Svg(1200, 470)
+    x0, y0 = 90, 70
+    rows = outputs + 2 * r
+    s.text(x0 + 1.5 * c, 30, "tile rows", 20, fill=MUTED)
+    for row in range(rows):
+        for dx in range(2 * r + 1):
+            s.cell(x0 + dx * c, y0 + row * 60, c - 4, 44, "", BLOCK[1] if dx == r else "white", BLOCK_EDGE[1])
+        s.text(x0 - 40, y0 + row * 60 + 22, str(row), 20, fill=MUTED)
+    ox = 560
+    s.text(ox + 60, 30, "one thread's outputs", 20, fill=MUTED)
+    for k in range(outputs):
+        y = y0 + (k + r) * 60
+        s.cell(ox, y, 120, 44, f"sum[{k}]", BLOCK[0], BLOCK_EDGE[0], 20, mono=True)
+        for fy in range(2 * r + 1):
+            row = k + fy
+            s.line(x0 + (2 * r + 1) * c, y0 + row * 60 + 22, ox - 4, y + 22, stroke=BLOCK_EDGE[k % 6], width=1.6)
+    tx = 760
+    s.text(tx, 90, "tile row i meets filter row i - s", 20, anchor="start", bold=True)
+    s.text(tx, 120, "for output s (when 0 <= i - s <= 2r)", 20, anchor="start")
+    s.text(tx, 170, "load the row's 2r + 1 pixels into", 20, anchor="start")
+    s.text(tx, 200, "registers once; apply them to every", 20, anchor="start")
+    s.text(tx, 230, "output that needs them", 20, anchor="start")
+    s.text(tx, 280, "drawn: 4 outputs, r = 1: 18 loads, not 36", 20, anchor="start", fill=BLOCK_EDGE[2])
+    s.text(tx, 310, "the lab: 8 outputs, r = 2: 60 loads, not 200", 20, anchor="start", fill=BLOCK_EDGE[2])
+    s.text(tx, 360, "sum[] must stay in registers: index it", 20, anchor="start", fill=MUTED)
+    s.text(tx, 388, "only with constants (unrolled loops)", 20, anchor="start", fill=MUTED)
+    return s
+
 DIAGRAMS = {
     "00-lab-cycle": course_lab_cycle,
     "00-grader-pipeline": course_grader_pipeline,
@@ -971,6 +1049,8 @@ DIAGRAMS = {
     "08-pinned": streams_pinned,
     "09-tiles": nbody_tiles,
     "09-leapfrog": nbody_leapfrog,
+    "10-halo-tile": convolution_halo_tile,
+    "10-register-rows": convolution_register_rows,
 }
 
 
