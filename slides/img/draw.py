@@ -1021,6 +1021,60 @@ def convolution_register_rows() -> Svg:
     s.text(tx, 388, "only with constants (unrolled loops)", 20, anchor="start", fill=MUTED)
     return s
 
+
+# --- 11: histogram ---------------------------------------------------------------------------
+
+def histogram_privatized() -> Svg:
+    s = Svg(1200, 500)
+    data = [[2, 0, 2, 3, 2, 1, 2, 2], [1, 1, 3, 0, 1, 2, 1, 3], [0, 2, 0, 0, 3, 0, 2, 0]]
+    c, bw = 40, 52
+    for k, values in enumerate(data):
+        y = 40 + k * 150
+        s.text(30, y + 20, f"block {k}", 20, anchor="start", bold=True, fill=BLOCK_EDGE[k])
+        for i, v in enumerate(values):
+            s.cell(130 + i * c, y, c - 4, 40, str(v), BLOCK[k], BLOCK_EDGE[k], 20)
+        counts = [values.count(b) for b in range(4)]
+        for b, n in enumerate(counts):
+            s.cell(520 + b * bw, y, bw - 6, 40, str(n), "white", BLOCK_EDGE[k], 20, bold=True)
+            s.text(520 + b * bw + 23, y + 58, f"bin {b}", 15, fill=MUTED)
+        s.arrow(130 + 8 * c + 4, y + 20, 516, y + 20, stroke=BLOCK_EDGE[k])
+        s.text(440, y - 10, "shared atomics", 15, fill=MUTED)
+        s.arrow(520 + 4 * bw, y + 20, 890, 230, stroke=BLOCK_EDGE[k], dash="6 4")
+    totals = [sum(v.count(b) for v in data) for b in range(4)]
+    for b, n in enumerate(totals):
+        s.cell(900 + b * 62, 210, 56, 44, str(n), GREY, INK, 22, bold=True)
+        s.text(900 + b * 62 + 28, 272, f"bin {b}", 16, fill=MUTED)
+    s.text(1020, 180, "d_bins (global)", 20, bold=True)
+    s.text(1020, 320, "one global atomic per", 18)
+    s.text(1020, 346, "counter and block", 18)
+    s.text(600, 480, "zero the block's counters, __syncthreads(), count, __syncthreads(), add up", 20, bold=True)
+    return s
+
+
+def histogram_warp_aggregation() -> Svg:
+    s = Svg(1200, 420)
+    values = [9, 4, 9, 9, 4, 7, 9, 4]
+    colours = {9: 0, 4: 1, 7: 2}
+    c, x0, y0 = 110, 90, 90
+    s.text(600, 30, "one warp, 8 of its 32 lanes drawn: each lane holds a byte", 22, bold=True)
+    leaders = {}
+    for lane, v in enumerate(values):
+        k = colours[v]
+        leaders.setdefault(v, lane)
+        s.text(x0 + lane * c + 45, y0 - 20, f"lane {lane}", 17, fill=MUTED)
+        s.cell(x0 + lane * c, y0, 90, 50, str(v), BLOCK[k], BLOCK_EDGE[k], 24, bold=leaders[v] == lane)
+        mask = "".join("1" if values[j] == v else "0" for j in range(8))[::-1]
+        s.text(x0 + lane * c + 45, y0 + 80, mask, 16, mono=True, fill=BLOCK_EDGE[k])
+    s.text(x0 - 10, y0 + 80, "peers", 16, anchor="end", fill=MUTED)
+    for v, lane in leaders.items():
+        k = colours[v]
+        n = values.count(v)
+        s.arrow(x0 + lane * c + 45, y0 + 100, x0 + lane * c + 45, y0 + 190, stroke=BLOCK_EDGE[k])
+        s.cell(x0 + lane * c - 10, y0 + 195, 110, 46, f"+{n} to {v}", "white", BLOCK_EDGE[k], 20, bold=True)
+    s.text(600, y0 + 285, "peers = __match_any_sync(mask, byte): the lanes holding the same byte", 19, mono=False)
+    s.text(600, y0 + 315, "the lowest of them (__ffs(peers) - 1) adds __popc(peers): 3 atomics, not 8", 19)
+    return s
+
 DIAGRAMS = {
     "00-lab-cycle": course_lab_cycle,
     "00-grader-pipeline": course_grader_pipeline,
@@ -1051,6 +1105,8 @@ DIAGRAMS = {
     "09-leapfrog": nbody_leapfrog,
     "10-halo-tile": convolution_halo_tile,
     "10-register-rows": convolution_register_rows,
+    "11-privatized": histogram_privatized,
+    "11-warp-aggregation": histogram_warp_aggregation,
 }
 
 
