@@ -943,6 +943,138 @@ def nbody_leapfrog() -> Svg:
     return s
 
 
+
+# --- 10: convolution -------------------------------------------------------------------------
+
+def convolution_halo_tile() -> Svg:
+    w, h, c, t, r = 12, 9, 38, 4, 1
+    s = Svg(1200, 480)
+    x0, y0 = 80, 60
+    for y in range(-r, h + r):
+        for x in range(-r, w + r):
+            if 0 <= x < w and 0 <= y < h:
+                s.rect(x0 + x * c, y0 + y * c, c, c, "white", "#b7b7b7", 1)
+    for ty in range(0, h, t):
+        for tx in range(0, w, t):
+            s.rect(x0 + tx * c, y0 + ty * c, min(t, w - tx) * c, min(t, h - ty) * c, "none", "#9aa5b1", 1.5)
+    s.rect(x0, y0, w * c, h * c, "none", INK, 4)
+
+    def tile(tx: int, ty: int, k: int) -> None:
+        for y in range(ty - r, ty + t + r):
+            for x in range(tx - r, tx + t + r):
+                inside = 0 <= x < w and 0 <= y < h
+                own = tx <= x < tx + t and ty <= y < ty + t
+                if own and inside:
+                    s.cell(x0 + x * c + 3, y0 + y * c + 3, c - 6, c - 6, "", BLOCK[k], BLOCK_EDGE[k])
+                elif inside:
+                    s.cell(x0 + x * c + 3, y0 + y * c + 3, c - 6, c - 6, "h", "white", BLOCK_EDGE[k], 16,
+                           dash="5 4", text_fill=BLOCK_EDGE[k])
+                else:
+                    s.cell(x0 + x * c + 3, y0 + y * c + 3, c - 6, c - 6, "0", GREY, MUTED, 16, dash="5 4",
+                           text_fill=RED)
+        s.rect(x0 + (tx - r) * c, y0 + (ty - r) * c, (t + 2 * r) * c, (t + 2 * r) * c, "none", BLOCK_EDGE[k], 3)
+
+    tile(4, 4, 0)
+    tile(8, 0, 2)
+    tx = 620
+    s.text(tx, 70, "a block's input: its tile and a halo of r", 22, anchor="start", bold=True)
+    s.text(tx, 110, "drawn: 4 x 4 outputs per block, radius 1", 20, anchor="start")
+    s.text(tx, 140, "input tile (4 + 2) x (4 + 2) = 36 pixels", 20, anchor="start")
+    s.text(tx, 180, "h: halo, outputs of the neighbouring tiles,", 20, anchor="start", fill=BLOCK_EDGE[0])
+    s.text(tx, 208, "loaded again (mostly from the L2 cache)", 20, anchor="start", fill=BLOCK_EDGE[0])
+    s.text(tx, 248, "0: outside the picture, stored as 0", 20, anchor="start", fill=RED)
+    s.text(tx, 276, "(the rule of zero padding)", 20, anchor="start", fill=RED)
+    s.text(tx, 330, "the lab: 32 x 64 outputs per block,", 20, anchor="start")
+    s.text(tx, 358, "(32 + 2r) x (64 + 2r) pixels in shared memory:", 20, anchor="start")
+    s.text(tx, 386, "36 x 68 = 2448 loads for 2048 outputs at r = 2", 20, anchor="start")
+    s.text(tx, 430, "load, __syncthreads(), then compute", 20, anchor="start", bold=True)
+    return s
+
+
+def convolution_register_rows() -> Svg:
+    outputs, r, c = 4, 1, 46
+    s = Svg(1200, 470)
+    x0, y0 = 90, 70
+    rows = outputs + 2 * r
+    s.text(x0 + 1.5 * c, 30, "tile rows", 20, fill=MUTED)
+    for row in range(rows):
+        for dx in range(2 * r + 1):
+            s.cell(x0 + dx * c, y0 + row * 60, c - 4, 44, "", BLOCK[1] if dx == r else "white", BLOCK_EDGE[1])
+        s.text(x0 - 40, y0 + row * 60 + 22, str(row), 20, fill=MUTED)
+    ox = 560
+    s.text(ox + 60, 30, "one thread's outputs", 20, fill=MUTED)
+    for k in range(outputs):
+        y = y0 + (k + r) * 60
+        s.cell(ox, y, 120, 44, f"sum[{k}]", BLOCK[0], BLOCK_EDGE[0], 20, mono=True)
+        for fy in range(2 * r + 1):
+            row = k + fy
+            s.line(x0 + (2 * r + 1) * c, y0 + row * 60 + 22, ox - 4, y + 22, stroke=BLOCK_EDGE[k % 6], width=1.6)
+    tx = 760
+    s.text(tx, 90, "tile row i meets filter row i - s", 20, anchor="start", bold=True)
+    s.text(tx, 120, "for output s (when 0 <= i - s <= 2r)", 20, anchor="start")
+    s.text(tx, 170, "load the row's 2r + 1 pixels into", 20, anchor="start")
+    s.text(tx, 200, "registers once; apply them to every", 20, anchor="start")
+    s.text(tx, 230, "output that needs them", 20, anchor="start")
+    s.text(tx, 280, "drawn: 4 outputs, r = 1: 18 loads, not 36", 20, anchor="start", fill=BLOCK_EDGE[2])
+    s.text(tx, 310, "the lab: 8 outputs, r = 2: 60 loads, not 200", 20, anchor="start", fill=BLOCK_EDGE[2])
+    s.text(tx, 360, "sum[] must stay in registers: index it", 20, anchor="start", fill=MUTED)
+    s.text(tx, 388, "only with constants (unrolled loops)", 20, anchor="start", fill=MUTED)
+    return s
+
+
+# --- 11: histogram ---------------------------------------------------------------------------
+
+def histogram_privatized() -> Svg:
+    s = Svg(1200, 500)
+    data = [[2, 0, 2, 3, 2, 1, 2, 2], [1, 1, 3, 0, 1, 2, 1, 3], [0, 2, 0, 0, 3, 0, 2, 0]]
+    c, bw = 40, 52
+    for k, values in enumerate(data):
+        y = 40 + k * 150
+        s.text(30, y + 20, f"block {k}", 20, anchor="start", bold=True, fill=BLOCK_EDGE[k])
+        for i, v in enumerate(values):
+            s.cell(130 + i * c, y, c - 4, 40, str(v), BLOCK[k], BLOCK_EDGE[k], 20)
+        counts = [values.count(b) for b in range(4)]
+        for b, n in enumerate(counts):
+            s.cell(520 + b * bw, y, bw - 6, 40, str(n), "white", BLOCK_EDGE[k], 20, bold=True)
+            s.text(520 + b * bw + 23, y + 58, f"bin {b}", 15, fill=MUTED)
+        s.arrow(130 + 8 * c + 4, y + 20, 516, y + 20, stroke=BLOCK_EDGE[k])
+        s.text(440, y - 10, "shared atomics", 15, fill=MUTED)
+        s.arrow(520 + 4 * bw, y + 20, 890, 230, stroke=BLOCK_EDGE[k], dash="6 4")
+    totals = [sum(v.count(b) for v in data) for b in range(4)]
+    for b, n in enumerate(totals):
+        s.cell(900 + b * 62, 210, 56, 44, str(n), GREY, INK, 22, bold=True)
+        s.text(900 + b * 62 + 28, 272, f"bin {b}", 16, fill=MUTED)
+    s.text(1020, 180, "d_bins (global)", 20, bold=True)
+    s.text(1020, 320, "one global atomic per", 18)
+    s.text(1020, 346, "counter and block", 18)
+    s.text(600, 480, "zero the block's counters, __syncthreads(), count, __syncthreads(), add up", 20, bold=True)
+    return s
+
+
+def histogram_warp_aggregation() -> Svg:
+    s = Svg(1200, 420)
+    values = [9, 4, 9, 9, 4, 7, 9, 4]
+    colours = {9: 0, 4: 1, 7: 2}
+    c, x0, y0 = 110, 90, 90
+    s.text(600, 30, "one warp, 8 of its 32 lanes drawn: each lane holds a byte", 22, bold=True)
+    leaders = {}
+    for lane, v in enumerate(values):
+        k = colours[v]
+        leaders.setdefault(v, lane)
+        s.text(x0 + lane * c + 45, y0 - 20, f"lane {lane}", 17, fill=MUTED)
+        s.cell(x0 + lane * c, y0, 90, 50, str(v), BLOCK[k], BLOCK_EDGE[k], 24, bold=leaders[v] == lane)
+        mask = "".join("1" if values[j] == v else "0" for j in range(8))[::-1]
+        s.text(x0 + lane * c + 45, y0 + 80, mask, 16, mono=True, fill=BLOCK_EDGE[k])
+    s.text(x0 - 10, y0 + 80, "peers", 16, anchor="end", fill=MUTED)
+    for v, lane in leaders.items():
+        k = colours[v]
+        n = values.count(v)
+        s.arrow(x0 + lane * c + 45, y0 + 100, x0 + lane * c + 45, y0 + 190, stroke=BLOCK_EDGE[k])
+        s.cell(x0 + lane * c - 10, y0 + 195, 110, 46, f"+{n} to {v}", "white", BLOCK_EDGE[k], 20, bold=True)
+    s.text(600, y0 + 285, "peers = __match_any_sync(mask, byte): the lanes holding the same byte", 19, mono=False)
+    s.text(600, y0 + 315, "the lowest of them (__ffs(peers) - 1) adds __popc(peers): 3 atomics, not 8", 19)
+    return s
+
 DIAGRAMS = {
     "00-lab-cycle": course_lab_cycle,
     "00-grader-pipeline": course_grader_pipeline,
@@ -971,6 +1103,10 @@ DIAGRAMS = {
     "08-pinned": streams_pinned,
     "09-tiles": nbody_tiles,
     "09-leapfrog": nbody_leapfrog,
+    "10-halo-tile": convolution_halo_tile,
+    "10-register-rows": convolution_register_rows,
+    "11-privatized": histogram_privatized,
+    "11-warp-aggregation": histogram_warp_aggregation,
 }
 
 

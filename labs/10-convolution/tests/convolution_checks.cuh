@@ -1,0 +1,317 @@
+// Lab 10 checks shared by the public and the hidden tests: inputs, device pictures with guard
+// zones, the tolerance, and the comparisons with the CPU reference (convolution_reference.hpp).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "convolution.cuh"
+#include "convolution_reference.hpp"
+#include "kit/kit.cuh"
+
+namespace convolution_checks {
+
+// One of the two kernels, as the tests see it.
+struct Kernel {
+  std::string name;  // the launch function, as the test names say it
+  void (*launch)(const float* d_in, float* d_out, int width, int height, int radius);
+  std::string look_at;
+  std::string look_at_guard;
+};
+
+inline Kernel naive() {
+  return {"launch_convolve_naive", launch_convolve_naive,
+          "convolve_naive_kernel and launch_convolve_naive in convolution.cu (and upload_filter)",
+          "the bounds check in convolve_naive_kernel: a thread whose column is width or more, or whose row is "
+          "height or more, must not write"};
+}
+inline Kernel tiled() {
+  return {"launch_convolve_tiled", launch_convolve_tiled,
+          "convolve_tiled_kernel and launch_convolve_tiled_radius in convolution.cu (and upload_filter)",
+          "the store at the end of convolve_tiled_kernel: an output whose column is width or more, or whose row is "
+          "height or more, must not be written"};
+}
+
+inline const std::string kLookAtOrientation =
+    "the index of the weight: tap (dx, dy) weighs the pixel dx columns to the right and dy rows below, "
+    "filter[(dy + r) * (2r + 1) + (dx + r)] times in(x + dx, y + dy), with 0 for pixels outside the picture";
+inline const std::string kLookAtTileEdges =
+    "the tile's edges in convolve_tiled_kernel and the grid in launch_convolve_tiled_radius: the last tiles in x "
+    "and in y stick out past the picture, their halo pixels outside the picture are 0, and their outputs outside "
+    "it are not written";
+// What a NaN output means, added to every check's hint.
+inline const std::string kNanHint =
+    " (an output of nan means the window read something outside the picture: the tests put NaN before and after "
+    "the input, so look at the bounds checks on the pixels a window reads)";
+
+// A picture's size.
+struct Size {
+  int width = 0;
+  int height = 0;
+  std::size_t pixels() const { return static_cast<std::size_t>(width) * static_cast<std::size_t>(height); }
+  std::string text() const { return std::to_string(width) + "x" + std::to_string(height); }
+  // e.g. "a 33x65 picture (width 33, height 65)", or with a word before the size, "a large 33x65 ..."
+  std::string describe(const std::string& what = "") const {
+    return "a " + (what.empty() ? "" : what + " ") + text() + " picture (width " + std::to_string(width) + ", height " +
+           std::to_string(height) + ")";
+  }
+};
+
+// Sizes from the config, written there as (width, height) pairs one after the other.
+inline std::vector<Size> size_list(const std::string& key) {
+  const std::vector<std::int64_t> values = kit::param_ints(key);
+  if (values.size() % 2 != 0) throw std::runtime_error("lab parameter '" + key + "' must hold (width, height) pairs");
+  std::vector<Size> sizes;
+  for (std::size_t i = 0; i < values.size(); i += 2)
+    sizes.push_back({static_cast<int>(values[i]), static_cast<int>(values[i + 1])});
+  return sizes;
+}
+
+inline Size size_param(const std::string& key) {
+  const std::vector<Size> sizes = size_list(key);
+  if (sizes.size() != 1) throw std::runtime_error("lab parameter '" + key + "' must hold one (width, height) pair");
+  return sizes[0];
+}
+
+inline std::vector<int> int_list(const std::string& key) {
+  std::vector<int> values;
+  for (const auto value : kit::param_ints(key)) values.push_back(static_cast<int>(value));
+  return values;
+}
+
+inline int int_param(const std::string& key) { return static_cast<int>(kit::param_int(key)); }
+
+// ---------------------------------------------------------------------------------------------
+// Inputs.
+
+// A random picture, brightness uniform in [0, 1).
+inline std::vector<float> random_picture(const Size& size, const std::string& stream = "picture") {
+  return kit::Rng::for_case(stream + " " + size.text()).uniform_floats(size.pixels(), 0.0f, 1.0f);
+}
+
+// A random filter: weights uniform in [-1, 1], so no two taps are alike and a weight read from
+// the wrong place, or a window turned round, changes the result.
+inline std::vector<float> random_filter(int radius, const std::string& stream = "filter") {
+  const int side = 2 * radius + 1;
+  return kit::Rng::for_case(stream + " radius " + std::to_string(radius))
+      .uniform_floats(static_cast<std::size_t>(side) * side, -1.0f, 1.0f);
+}
+
+// A filter whose only nonzero weight, 1, is tap (dx, dy): it moves the picture dx columns left
+// and dy rows up, and fills what comes in from outside with zeros.
+inline std::vector<float> one_tap_filter(int radius, int dx, int dy) {
+  const int side = 2 * radius + 1;
+  std::vector<float> filter(static_cast<std::size_t>(side) * side, 0.0f);
+  filter[(dy + radius) * side + dx + radius] = 1.0f;
+  return filter;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device memory.
+
+// Floats in a guard zone: guard_rows whole rows plus guard_extra, enough for any window that
+// ignores the picture's edges (it reaches at most kMaxFilterRadius rows past them).
+inline std::size_t guard_size(const Size& size) {
+  return static_cast<std::size_t>(kit::param_int("guard_rows")) * static_cast<std::size_t>(size.width) +
+         static_cast<std::size_t>(kit::param_int("guard_extra"));
+}
+
+// A picture in device memory between two guard zones of NaN: a window that reads before the
+// first row or past the last one adds NaN, and its output shows it. The guard before is a
+// whole number of 256-byte steps, so that data() is aligned as cudaMalloc's memory is.
+class GuardedPicture {
+ public:
+  GuardedPicture(const std::vector<float>& picture, const Size& size)
+      : before_((guard_size(size) + 63) / 64 * 64), buffer_(before_ + picture.size() + guard_size(size)) {
+    buffer_.poison();
+    CUDA_CHECK(cudaMemcpy(data(), picture.data(), picture.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  const float* data() const { return buffer_.data() + before_; }
+  float* data() { return buffer_.data() + before_; }
+
+ private:
+  std::size_t before_;
+  kit::DeviceBuffer<float> buffer_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The comparison.
+
+// How far a float result may be from the exact one: a sum of at most (2r + 1)^2 products lies
+// within γ_k · Σ |weight| |pixel| of it (convolution_reference::float_sum_gamma), times
+// dot_error_units (1: the rigorous bound; lab.toml).
+inline double error_bound(int radius) {
+  const int side = 2 * radius + 1;
+  return kit::param_double("dot_error_units") * convolution_reference::float_sum_gamma(side * side);
+}
+
+// `got` (some rows of a picture, one after the other) against the reference for those rows.
+inline bool expect_rows(const std::vector<float>& got, const convolution_reference::Expected& expected, int radius,
+                        const kit::CaseContext& context) {
+  const double units = error_bound(radius);
+  return kit::expect_within(
+      got, expected.value, [&](std::size_t i) { return units * expected.magnitude[i]; }, context);
+}
+
+// Uploads `filter`, runs `kernel` on the picture (from a GuardedPicture) into a poisoned output
+// followed by a poisoned guard zone, `repeats` times, and checks each result against the CPU
+// reference and the guard zone. Returns false at the first failure.
+inline bool check_picture(const Kernel& kernel, const std::vector<float>& picture, const Size& size,
+                          const std::vector<float>& filter, int radius, const std::string& input,
+                          const std::string& look_at, int repeats = 1) {
+  const convolution_reference::Expected expected =
+      convolution_reference::convolve(picture, size.width, size.height, filter, radius);
+  const std::size_t n = size.pixels();
+  GuardedPicture d_in(picture, size);
+  kit::DeviceBuffer<float> d_out(n + guard_size(size));
+  const auto row = static_cast<std::size_t>(size.width);
+  const std::string text = input + ", filter radius " + std::to_string(radius);
+  upload_filter(filter.data(), radius);
+  for (int run = 1; run <= repeats; ++run) {
+    d_out.poison();
+    kernel.launch(d_in.data(), d_out.data(), size.width, size.height, radius);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> all = d_out.download();
+    const std::vector<float> got(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+    const std::vector<float> past_end(all.begin() + static_cast<std::ptrdiff_t>(n), all.end());
+    const std::string context =
+        repeats > 1 ? text + " (run " + std::to_string(run) + " of " + std::to_string(repeats) + ")" : text;
+    const bool right = expect_rows(got, expected, radius, {context, look_at + kNanHint, row});
+    const bool clean = kit::expect_guard_untouched(past_end, n, {context, kernel.look_at_guard, row});
+    if (!right || !clean) return false;
+  }
+  return true;
+}
+
+// A random picture of `size` through `kernel` with a random filter of `radius`.
+inline bool check_random(const Kernel& kernel, const Size& size, int radius, const std::string& input,
+                         const std::string& look_at, int repeats = 1) {
+  return check_picture(kernel, random_picture(size), size, random_filter(radius), radius, input, look_at, repeats);
+}
+
+// The picture and the output in buffers of exactly their size, with no guard zones, so that a
+// memory checker (compute-sanitizer) sees any access outside them as an access outside an
+// allocation. The values are checked too.
+inline bool check_exact_buffers(const Kernel& kernel, const Size& size, int radius, const std::string& input) {
+  const std::vector<float> picture = random_picture(size), filter = random_filter(radius);
+  const convolution_reference::Expected expected =
+      convolution_reference::convolve(picture, size.width, size.height, filter, radius);
+  kit::DeviceBuffer<float> d_in(picture), d_out(size.pixels());
+  d_out.poison();
+  upload_filter(filter.data(), radius);
+  kernel.launch(d_in.data(), d_out.data(), size.width, size.height, radius);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return expect_rows(d_out.download(), expected, radius,
+                     {input + ", filter radius " + std::to_string(radius) + ", in buffers of exactly its size",
+                      kernel.look_at, static_cast<std::size_t>(size.width)});
+}
+
+// ---- What the public and hidden tests share --------------------------------------------------
+
+// A one-tap filter (shift_tap in lab.toml) moves the picture: an exact result, with zeros where
+// the window reaches past the edge.
+inline void check_shift(const Kernel& kernel) {
+  const Size size = size_param("shift_size");
+  const int radius = int_param("shift_radius");
+  const std::vector<int> tap = int_list("shift_tap");
+  const std::vector<float> filter = one_tap_filter(radius, tap.at(0), tap.at(1));
+  check_picture(kernel, random_picture(size), size, filter, radius,
+                size.describe() + " and a filter whose only weight, 1, is tap (dx, dy) = (" + std::to_string(tap[0]) +
+                    ", " + std::to_string(tap[1]) + "): out(x, y) = in(x + " + std::to_string(tap[0]) + ", y + " +
+                    std::to_string(tap[1]) + "), 0 where that pixel is outside the picture",
+                kLookAtOrientation);
+}
+
+// Random filters of every radius the header allows, one after the other on one picture.
+inline void check_every_radius(const Kernel& kernel) {
+  const Size size = size_param("small_size");
+  const std::vector<float> picture = random_picture(size);
+  for (int radius = 0; radius <= kMaxFilterRadius; ++radius)
+    if (!check_picture(kernel, picture, size, random_filter(radius), radius, size.describe() + " of random pixels",
+                       kernel.look_at))
+      return;
+}
+
+inline void check_lines(const Kernel& kernel) {
+  const int radius = int_param("line_radius");
+  for (const Size& size : size_list("line_sizes"))
+    if (!check_random(kernel, size, radius, size.describe(), kernel.look_at)) return;
+}
+
+inline void check_guard(const Kernel& kernel) {
+  const Size size = size_param("guard_size");
+  check_random(kernel, size, int_param("guard_radius"),
+               size.describe() + ": the last blocks have threads past the right and bottom edges", kernel.look_at);
+}
+
+inline void check_large(const Kernel& kernel) {
+  const Size size = size_param("large_size");
+  check_random(kernel, size, int_param("large_radius"), size.describe("large"), kernel.look_at);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing pictures: too large to convolve in full on the CPU for every check, so the check
+// takes whole rows (and with them both edges and every tile boundary along a row): the first
+// and last kMaxFilterRadius + 1, where the window leaves the picture, the rows either side of
+// where 64-row tiles meet near the middle, and timing_check_rows more at random. Every output
+// is also checked to have been written.
+
+inline std::vector<int> rows_to_check(int height, const std::string& stream) {
+  std::vector<int> rows;
+  for (int y = 0; y <= kMaxFilterRadius && y < height; ++y) rows.push_back(y);
+  for (int y = std::max(0, height - kMaxFilterRadius - 1); y < height; ++y) rows.push_back(y);
+  const int middle = height / 2 / 64 * 64;
+  for (int y = middle - 1; y <= middle; ++y)
+    if (y >= 0) rows.push_back(y);
+  for (const int y : kit::Rng::for_case(stream).uniform_ints(
+           static_cast<std::size_t>(kit::param_int("timing_check_rows")), 0, height - 1))
+    rows.push_back(y);
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
+// The rows `rows` of a width-wide picture, one after the other.
+inline std::vector<float> pick_rows(const std::vector<float>& picture, int width, const std::vector<int>& rows) {
+  std::vector<float> out;
+  out.reserve(rows.size() * static_cast<std::size_t>(width));
+  for (const int y : rows)
+    out.insert(out.end(), picture.begin() + static_cast<std::ptrdiff_t>(y) * width,
+               picture.begin() + static_cast<std::ptrdiff_t>(y + 1) * width);
+  return out;
+}
+
+inline std::string rows_text(const std::vector<int>& rows) {
+  return std::to_string(rows.size()) + " rows (the first and last " + std::to_string(kMaxFilterRadius + 1) +
+         ", two where tiles meet, and random ones; row r of the listing is the r-th of them)";
+}
+
+// Every output written and finite (finite pixels and weights give finite sums): none still
+// holds the poison, and none is NaN from a read outside the picture.
+inline bool expect_all_written(const std::vector<float>& got, const kit::CaseContext& context) {
+  kit::detail::MismatchLog log(got.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!std::isfinite(got[i]))
+      log.add(i, kit::is_poison(got[i]), [&] {
+        return std::pair{std::string("a finite value"), kit::detail::show(got[i])};
+      });
+  return log.report("result", context);
+}
+
+// A timed output (the whole picture) against the reference on the sampled rows.
+inline bool expect_timed_output(const std::vector<float>& got, const std::vector<float>& picture, const Size& size,
+                                const std::vector<float>& filter, int radius, const std::vector<int>& rows,
+                                const std::string& input, const std::string& look_at) {
+  const auto row = static_cast<std::size_t>(size.width);
+  if (!expect_all_written(got, {input, look_at + kNanHint, row})) return false;
+  const convolution_reference::Expected expected =
+      convolution_reference::convolve_rows(picture, size.width, size.height, filter, radius, rows);
+  return expect_rows(pick_rows(got, size.width, rows), expected, radius,
+                     {input + ", compared on " + rows_text(rows), look_at + kNanHint, row});
+}
+
+}  // namespace convolution_checks

@@ -1,0 +1,128 @@
+// Lab 10 public tests: the ones you can run yourself (make 10-convolution).
+#include <cmath>
+
+#include "convolution_checks.cuh"
+#include "fft_convolution.cuh"
+
+using namespace convolution_checks;
+
+// ---- Part 2: naive ---------------------------------------------------------------------------
+
+TEST_CASE("convolve_naive: a one-tap filter shifts the picture and fills the edges with zeros") {
+  check_shift(naive());
+}
+TEST_CASE("convolve_naive: random filters of every radius from 0 to 7") { check_every_radius(naive()); }
+TEST_CASE("convolve_naive: one pixel and pictures one pixel wide or tall") { check_lines(naive()); }
+TEST_CASE("convolve_naive: nothing written past the end") { check_guard(naive()); }
+TEST_CASE("convolve_naive: a large picture") { check_large(naive()); }
+
+// ---- Part 3: tiled ---------------------------------------------------------------------------
+
+TEST_CASE("convolve_tiled: a one-tap filter shifts the picture and fills the edges with zeros") {
+  check_shift(tiled());
+}
+TEST_CASE("convolve_tiled: random filters of every radius from 0 to 7") { check_every_radius(tiled()); }
+TEST_CASE("convolve_tiled: one pixel and pictures one pixel wide or tall") { check_lines(tiled()); }
+
+TEST_CASE("convolve_tiled: pictures whose sides are not multiples of the tile") {
+  const int radius = int_param("tile_radius");
+  for (const Size& size : size_list("tile_sizes"))
+    if (!check_random(tiled(), size, radius, size.describe() + ", the last tiles partly outside it", kLookAtTileEdges))
+      return;
+}
+
+TEST_CASE("convolve_tiled: nothing written past the end") { check_guard(tiled()); }
+TEST_CASE("convolve_tiled: a large picture") { check_large(tiled()); }
+
+// ---- Timing ----------------------------------------------------------------------------------
+
+namespace {
+
+// The cuFFT convolution of the same picture with the same filter, timed with `options` and
+// checked: its rate (GB/s, counted as for the kernel) as a ceiling.
+kit::Ceiling fft_convolution_ceiling(const float* d_in, const std::vector<float>& picture, const Size& size,
+                                     const std::vector<float>& filter, int radius, const std::vector<int>& rows,
+                                     double bytes, const kit::TimingOptions& options) {
+  FftConvolution fft(size.width, size.height, filter, radius);
+  kit::DeviceBuffer<float> d_fft_out(size.pixels());
+  const kit::Timing timing = kit::time_device_work([&] { fft.run(d_in, d_fft_out.data()); }, options);
+
+  // The yardstick must do the same job. Its error is bounded in the 2-norm (lab.toml explains
+  // the bound): ||got - exact||_2 <= (2 eta + 5u) ||filter||_1 ||picture||_2, with
+  // eta = fft_error_factor * log2(transform size) * u, u = 2^-24.
+  d_fft_out.poison();
+  fft.run(d_in, d_fft_out.data());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> got = d_fft_out.download();
+  const std::string input = "the cuFFT yardstick on the timing picture (a problem of the lab, not of your code)";
+  if (expect_all_written(
+          got, {input, "labs/10-convolution/tests/fft_convolution.cu", static_cast<std::size_t>(size.width)})) {
+    const convolution_reference::Expected expected =
+        convolution_reference::convolve_rows(picture, size.width, size.height, filter, radius, rows);
+    const std::vector<float> picked = pick_rows(got, size.width, rows);
+    double error2 = 0.0, picture2 = 0.0, filter1 = 0.0;
+    for (std::size_t i = 0; i < picked.size(); ++i) error2 += std::pow(picked[i] - expected.value[i], 2);
+    for (const float p : picture) picture2 += static_cast<double>(p) * p;
+    for (const float f : filter) filter1 += std::fabs(f);
+    const double u = 0x1.0p-24;
+    const double eta = kit::param_double("fft_error_factor") *
+                       std::log2(static_cast<double>(fft.padded_width()) * fft.padded_height()) * u;
+    const double bound = (2 * eta + 5 * u) * filter1 * std::sqrt(picture2);
+    CHECK_MESSAGE(std::sqrt(error2) <= bound, input << ": the 2-norm of its error on " << rows_text(rows) << " is "
+                                                    << std::sqrt(error2) << ", above the bound " << bound);
+  }
+  return {"cuFFT convolution (padded to " + std::to_string(fft.padded_width()) + "x" +
+              std::to_string(fft.padded_height()) + ")",
+          bytes / timing.median_s / 1e9};
+}
+
+// Times `kernel` on the timing picture with a random filter of `radius`, against a
+// device-to-device copy of as many bytes and, when `fft_peer`, the cuFFT convolution; then
+// checks the timed code's output.
+void time_convolution(const Kernel& kernel, const std::string& measurement, int radius, bool fft_peer) {
+  const Size size = size_param("timing_size");
+  const std::vector<float> picture = random_picture(size);
+  const std::vector<float> filter = random_filter(radius);
+  const std::vector<int> rows = rows_to_check(size.height, "rows");
+  kit::DeviceBuffer<float> d_in(picture);
+  kit::DeviceBuffer<float> d_out(size.pixels());  // the output, poisoned before the checked run
+  upload_filter(filter.data(), radius);
+  const auto options = kit::TimingOptions::from_params();
+  // Every pixel read once and written once: the least any convolution moves.
+  const double bytes = 2.0 * static_cast<double>(size.pixels()) * sizeof(float);
+
+  // The timed call. It changes neither of its inputs (the picture, the filter in constant
+  // memory), so nothing needs refreshing between calls.
+  const auto work = [&] { kernel.launch(d_in.data(), d_out.data(), size.width, size.height, radius); };
+  // The check of a timed output.
+  const auto verify = [&] {
+    return expect_timed_output(d_out.download(), picture, size, filter, radius, rows,
+                               "the timing picture, " + size.describe() + ", filter radius " + std::to_string(radius),
+                               kernel.look_at);
+  };
+
+  kit::Measurement m{measurement, kit::time_device_work(work, options), bytes, kit::RateUnit::GBps};
+  if (fft_peer)
+    m.ceilings.push_back(fft_convolution_ceiling(d_in.data(), picture, size, filter, radius, rows, bytes, options));
+  m.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
+  kit::report(m);
+
+  d_out.poison();  // the timed code must also be right
+  work();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  verify();
+}
+
+}  // namespace
+
+TEST_CASE("convolution timing: naive kernel with radius 2 on a picture far larger than the L2 cache" * KIT_TIMING) {
+  time_convolution(naive(), "convolve_naive", int_param("timing_radius"), false);
+}
+
+TEST_CASE("convolution timing: tiled kernel with radius 2 on a picture far larger than the L2 cache" * KIT_TIMING) {
+  time_convolution(tiled(), "convolve_tiled", int_param("timing_radius"), false);
+}
+
+TEST_CASE("convolution timing: tiled kernel with radius 7 against a convolution by cuFFT" * KIT_TIMING) {
+  time_convolution(tiled(), "convolve_tiled_large_filter", int_param("large_filter_radius"), true);
+}
