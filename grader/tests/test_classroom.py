@@ -30,7 +30,7 @@ zero_at = 10.0
 seed = 1
 timing_warmup = 1
 timing_repeats = 3
-timing_batch = 1
+ceiling_margin = 1.2
 
 [[tests]]
 name = "toy: adds"
