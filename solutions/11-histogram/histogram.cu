@@ -3,7 +3,6 @@
 
 #include "histogram.cuh"
 #include "kit/cuda_check.cuh"
-#include "kit/device.hpp"
 
 // Threads per block of every kernel: a multiple of the 32-thread warp.
 constexpr int kBlockSize = 256;
@@ -15,10 +14,13 @@ constexpr int kBlocksPerSm = 8;
 constexpr unsigned kFullMask = 0xffffffffu;
 
 // The grid of a privatized kernel whose threads each take `per_thread` values at a time: enough
-// blocks to fill the GPU (kBlocksPerSm per SM; kit::device_info().multiprocessors is 132 on an
-// H100), and fewer when n is small, since a block with nothing to count only costs time.
+// blocks to fill the GPU (kBlocksPerSm per SM; an H100 has 132 SMs), and fewer when n is small,
+// since a block with nothing to count only costs time.
 unsigned privatized_grid(std::int64_t n, int per_thread) {
-  const std::int64_t fill = static_cast<std::int64_t>(kit::device_info().multiprocessors) * kBlocksPerSm;
+  int device = 0, multiprocessors = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  const std::int64_t fill = static_cast<std::int64_t>(multiprocessors) * kBlocksPerSm;
   const std::int64_t needed = (n + static_cast<std::int64_t>(kBlockSize) * per_thread - 1) / (kBlockSize * per_thread);
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(fill, needed)));
 }

@@ -257,18 +257,18 @@ inline void check_large(const Kernel& kernel) {
 // Timing pictures: too large to convolve in full on the CPU for every check, so the check
 // takes whole rows (and with them both edges and every tile boundary along a row): the first
 // and last kMaxFilterRadius + 1, where the window leaves the picture, the rows either side of
-// where 64-row tiles meet near the middle, and timing_check_rows more at random. Every output
-// is also checked to have been written.
+// where 64-row tiles meet near the middle, and timing_check_rows more drawn from `rng` (a
+// timing case draws new ones for every checked call). Every output is also checked to have
+// been written.
 
-inline std::vector<int> rows_to_check(int height, const std::string& stream) {
+inline std::vector<int> rows_to_check(int height, const kit::Rng& rng) {
   std::vector<int> rows;
   for (int y = 0; y <= kMaxFilterRadius && y < height; ++y) rows.push_back(y);
   for (int y = std::max(0, height - kMaxFilterRadius - 1); y < height; ++y) rows.push_back(y);
   const int middle = height / 2 / 64 * 64;
   for (int y = middle - 1; y <= middle; ++y)
     if (y >= 0) rows.push_back(y);
-  for (const int y : kit::Rng::for_case(stream).uniform_ints(
-           static_cast<std::size_t>(kit::param_int("timing_check_rows")), 0, height - 1))
+  for (const int y : rng.uniform_ints(static_cast<std::size_t>(kit::param_int("timing_check_rows")), 0, height - 1))
     rows.push_back(y);
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());

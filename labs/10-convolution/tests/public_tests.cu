@@ -38,8 +38,8 @@ TEST_CASE("convolve_tiled: a large picture") { check_large(tiled()); }
 
 namespace {
 
-// The cuFFT convolution of the same picture with the same filter, timed with `options` and
-// checked: its rate (GB/s, counted as for the kernel) as a ceiling.
+// The cuFFT convolution of `picture` (already in d_in) with the same filter, timed with
+// `options` and checked: its rate (GB/s, counted as for the kernel) as a peer.
 kit::Ceiling fft_convolution_ceiling(const float* d_in, const std::vector<float>& picture, const Size& size,
                                      const std::vector<float>& filter, int radius, const std::vector<int>& rows,
                                      double bytes, const kit::TimingOptions& options) {
@@ -73,44 +73,51 @@ kit::Ceiling fft_convolution_ceiling(const float* d_in, const std::vector<float>
   }
   return {"cuFFT convolution (padded to " + std::to_string(fft.padded_width()) + "x" +
               std::to_string(fft.padded_height()) + ")",
-          bytes / timing.median_s / 1e9};
+          bytes / timing.median_s / 1e9, /*bound=*/false};  // a peer: a direct convolution may beat it
 }
 
 // Times `kernel` on the timing picture with a random filter of `radius`, against a
-// device-to-device copy of as many bytes and, when `fft_peer`, the cuFFT convolution; then
-// checks the timed code's output.
+// device-to-device copy of as many bytes (a bound: the least any convolution moves) and, when
+// `fft_peer`, the cuFFT convolution (a peer, not a bound: a direct convolution may beat it).
+// Every call gets a new picture, written on the GPU from its own random stream; the filter stays
+// in constant memory. The harness checks that every output pixel is written each time and
+// compares sampled rows (new ones each time) with the CPU reference after calls chosen at random.
 void time_convolution(const Kernel& kernel, const std::string& measurement, int radius, bool fft_peer) {
   const Size size = size_param("timing_size");
-  const std::vector<float> picture = random_picture(size);
+  const std::size_t pixels = size.pixels();
+  constexpr float kLow = 0.0f, kHigh = 1.0f;  // brightness, as random_picture makes it
   const std::vector<float> filter = random_filter(radius);
-  const std::vector<int> rows = rows_to_check(size.height, "rows");
-  kit::DeviceBuffer<float> d_in(picture);
-  kit::DeviceBuffer<float> d_out(size.pixels());  // the output, poisoned before the checked run
+  kit::DeviceBuffer<float> d_in(pixels), d_out(pixels);
   upload_filter(filter.data(), radius);
   const auto options = kit::TimingOptions::from_params();
   // Every pixel read once and written once: the least any convolution moves.
-  const double bytes = 2.0 * static_cast<double>(size.pixels()) * sizeof(float);
+  const double bytes = 2.0 * static_cast<double>(pixels) * sizeof(float);
+  const std::string input = "the timing picture, " + size.describe() + ", filter radius " + std::to_string(radius);
 
-  // The timed call. It changes neither of its inputs (the picture, the filter in constant
-  // memory), so nothing needs refreshing between calls.
-  const auto work = [&] { kernel.launch(d_in.data(), d_out.data(), size.width, size.height, radius); };
-  // The check of a timed output.
-  const auto verify = [&] {
-    return expect_timed_output(d_out.download(), picture, size, filter, radius, rows,
-                               "the timing picture, " + size.describe() + ", filter radius " + std::to_string(radius),
-                               kernel.look_at);
+  kit::TimedWork work;
+  work.name = measurement;
+  work.call = [&] { kernel.launch(d_in.data(), d_out.data(), size.width, size.height, radius); };
+  work.work_per_call = bytes;
+  if (fft_peer) {  // timed and checked on a picture of its own
+    const kit::Rng picture = kit::Rng::for_case("fft picture");
+    kit::fill_uniform_floats(d_in.data(), pixels, picture, kLow, kHigh);
+    work.ceilings.push_back(
+        fft_convolution_ceiling(d_in.data(), picture.uniform_floats(pixels, kLow, kHigh), size, filter, radius,
+                                rows_to_check(size.height, kit::Rng::for_case("fft rows")), bytes, options));
+  }
+  // A bound (copy_ceiling marks it so): the work is memory-bound, and no convolution moves fewer bytes.
+  work.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
+  work.outputs = {kit::Output::device("out", d_out.data(), pixels)};
+  work.refresh = [&](const kit::Call& call) {
+    kit::fill_uniform_floats(d_in.data(), pixels, call.rng("picture"), kLow, kHigh);
   };
-
-  kit::Measurement m{measurement, kit::time_device_work(work, options), bytes, kit::RateUnit::GBps};
-  if (fft_peer)
-    m.ceilings.push_back(fft_convolution_ceiling(d_in.data(), picture, size, filter, radius, rows, bytes, options));
-  m.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
-  kit::report(m);
-
-  d_out.poison();  // the timed code must also be right
-  work();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  verify();
+  work.verify = [&](const kit::Call& call) {
+    return expect_timed_output(d_out.download(), call.rng("picture").uniform_floats(pixels, kLow, kHigh), size, filter,
+                               radius, rows_to_check(size.height, call.rng("rows")),
+                               input + ", the picture of " + call.name(), kernel.look_at);
+  };
+  work.look_at = kernel.look_at;
+  kit::time_work(work, options);
 }
 
 }  // namespace

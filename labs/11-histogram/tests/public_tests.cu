@@ -1,6 +1,9 @@
 // Lab 11 public tests: the ones you can run yourself (make 11-histogram).
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <utility>
 
 #include "cub_peer.cuh"
 #include "histogram_checks.cuh"
@@ -95,43 +98,84 @@ TEST_CASE("launch_histogram_floats: a large input of 2^28 + 3 values") {
 
 namespace {
 
+// Counters start as 0xFFFFFFFF before every timed call (0xFF bytes): no correct count can hold
+// it, since a count is at most the number of inputs, 2^28 bytes or 2^26 floats here, far below
+// 2^32 - 1. So a counter the call left alone shows, even one whose count is 0.
+constexpr int kCounterFill = 0xFF;
+
+// A timed float: `within` of the way across bin `bin` of bins `width` wide from lo.
+__host__ __device__ inline float timing_value(int bin, float within, float lo, double width) {
+  return static_cast<float>(lo + (bin + static_cast<double>(within)) * width);
+}
+
+__global__ void combine_values_kernel(const int* bin, const float* within, std::size_t count, float lo, double width,
+                                      float* values) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    values[i] = timing_value(bin[i], within[i], lo, width);
+}
+
 // Times `kernel` on 2^28 bytes, first uniform at random, then all of one value, each against
-// cub::DeviceHistogram on the same bytes and a device-to-device copy of as many bytes; checks
-// the timed code's counts after each.
+// cub::DeviceHistogram (a peer: on bytes of one value a good kernel beats it) and a
+// device-to-device copy of as many bytes (a bound: the work reads every byte). Every call gets
+// new bytes, written on the GPU; the harness checks that all 256 counters are written each time
+// and compares them with the CPU counts after calls chosen at random.
 void time_bytes(const ByteKernel& kernel, const std::string& uniform_measurement,
                 const std::string& one_value_measurement) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_n"));
+  const auto count = static_cast<std::size_t>(n);
   const auto options = kit::TimingOptions::from_params();
-  const Bytes uniform = random_bytes(static_cast<std::size_t>(n)), skewed = one_value(static_cast<std::size_t>(n));
-  const struct {
-    std::string measurement, what;
-    const Bytes& data;
-  } inputs[] = {{uniform_measurement, "2^28 random bytes", uniform},
-                {one_value_measurement, "2^28 bytes all equal to " + std::to_string(skewed[0]), skewed}};
+  kit::DeviceBuffer<std::uint8_t> d_data(count);
+  kit::DeviceBuffer<unsigned> d_bins(kByteBins);
+  const std::string look_at = kernel.look_at;
 
-  for (const auto& input : inputs) {
-    const kit::DeviceBuffer<std::uint8_t> d_data(input.data);
-    kit::DeviceBuffer<unsigned> d_bins(kByteBins);  // the output, poisoned before the checked run
-    const std::vector<unsigned> expected = histogram_reference::byte_counts(input.data);
-    // The timed call. It sets every counter itself and does not change its input, so nothing
-    // needs refreshing between calls.
-    const auto work = [&] { kernel.launch(d_data.data(), n, d_bins.data()); };
-    // The check of a timed output.
-    const auto verify = [&] {
-      return kit::expect_equal(d_bins.download(), expected, {"the timing input, " + input.what, kernel.look_at});
+  const auto time = [&](const std::string& measurement, kit::Ceiling peer,
+                        const std::function<void(const kit::Call&)>& refresh,
+                        const std::function<std::vector<unsigned>(const kit::Call&)>& expected,
+                        const std::function<std::string(const kit::Call&)>& what) {
+    kit::TimedWork work;
+    work.name = measurement;
+    work.call = [&] { kernel.launch(d_data.data(), n, d_bins.data()); };
+    work.work_per_call = static_cast<double>(n);  // every byte read once
+    work.ceilings = {std::move(peer), kit::copy_ceiling(count, options)};
+    work.outputs = {kit::Output::device("d_bins", d_bins.data(), kByteBins, kCounterFill)};
+    work.refresh = refresh;
+    work.verify = [&](const kit::Call& call) {
+      return kit::expect_equal(d_bins.download(), expected(call),
+                               {"the timing input, " + what(call) + ", made for " + call.name(), look_at});
     };
+    work.look_at = look_at;
+    kit::time_work(work, options);
+  };
 
-    kit::Measurement m{input.measurement, kit::time_device_work(work, options), static_cast<double>(n),
-                       kit::RateUnit::GBps};  // every byte read once
-    m.ceilings.push_back(cub_byte_histogram_ceiling(d_data.data(), n, expected, options));
-    m.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(n), options));
-    kit::report(m);
+  // Uniform bytes, new ones from the call's own random stream.
+  const kit::Rng cub_bytes = kit::Rng::for_case("cub bytes");
+  kit::fill_uniform_bytes(d_data.data(), count, cub_bytes, 0, 255);
+  time(
+      uniform_measurement,
+      cub_byte_histogram_ceiling(d_data.data(), n,
+                                 histogram_reference::byte_counts(cub_bytes.uniform_bytes(count, 0, 255)), options),
+      [&](const kit::Call& call) { kit::fill_uniform_bytes(d_data.data(), count, call.rng("bytes"), 0, 255); },
+      [&](const kit::Call& call) {
+        return histogram_reference::byte_counts(call.rng("bytes").uniform_bytes(count, 0, 255));
+      },
+      [](const kit::Call&) { return std::string("2^28 random bytes"); });
 
-    d_bins.poison();  // the timed code must also be right
-    work();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    if (!verify()) return;
-  }
+  // Bytes all of one value, in [1, 254] as one_value() draws it; a different value for every
+  // call (consecutive ones from a random start), so the counts of an earlier call are wrong.
+  const int start = kit::Rng::for_case("value").uniform_ints(1, 0, 253)[0];
+  const auto value = [&](int index) { return 1 + (start + index) % 254; };
+  const auto one_value_counts = [&](int byte) {
+    std::vector<unsigned> counts(kByteBins, 0u);
+    counts[static_cast<std::size_t>(byte)] = static_cast<unsigned>(n);
+    return counts;
+  };
+  CUDA_CHECK(cudaMemset(d_data.data(), value(0), count));
+  time(
+      one_value_measurement, cub_byte_histogram_ceiling(d_data.data(), n, one_value_counts(value(0)), options),
+      [&](const kit::Call& call) { CUDA_CHECK(cudaMemset(d_data.data(), value(call.index), count)); },
+      [&](const kit::Call& call) { return one_value_counts(value(call.index)); },
+      [&](const kit::Call& call) { return "2^28 bytes all equal to " + std::to_string(value(call.index)); });
 }
 
 }  // namespace
@@ -148,35 +192,60 @@ TEST_CASE("histogram timing: warp-aggregated counters on 2^28 bytes uniform and 
   time_bytes(warp_aggregated(), "histogram_warp_aggregated", "one_value_warp_aggregated");
 }
 
+// Every timed call gets new floats, made on the GPU: a bin and a place within it (at least
+// float_edge_margin of the bin's width from its edges), each from the call's own random stream,
+// combined by timing_value on the GPU and again on the CPU for the reference. The two may round
+// the value differently in its last bit (the compilers may fuse the multiply and the add), but
+// a last bit, below 3e-7 for |v| <= 2.5, moves no value across the margin (0.01 of a bin 4e-3
+// wide), so both put every value in the same bin.
 TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_float_n"));
+  const auto count = static_cast<std::size_t>(n);
   const float lo = static_cast<float>(kit::param_double("float_lo")),
               hi = static_cast<float>(kit::param_double("float_hi"));
   const int bins = static_cast<int>(kit::param_int("timing_float_bins"));
-  const std::vector<float> values = random_floats(static_cast<std::size_t>(n), lo, hi, bins);
-  const std::vector<unsigned> expected = histogram_reference::float_counts(values, lo, hi, bins);
-  const kit::DeviceBuffer<float> d_values(values);
-  kit::DeviceBuffer<unsigned> d_bins(static_cast<std::size_t>(bins));  // the output, poisoned before the checked run
+  const auto margin = static_cast<float>(kit::param_double("float_edge_margin"));
+  const double width = (static_cast<double>(hi) - lo) / bins;
+  kit::DeviceBuffer<float> d_values(count), d_within(count);
+  kit::DeviceBuffer<int> d_bin(count);
+  kit::DeviceBuffer<unsigned> d_bins(static_cast<std::size_t>(bins));
   const auto options = kit::TimingOptions::from_params();
   const double bytes = static_cast<double>(n) * sizeof(float);  // every value read once
+  const std::string input = "the timing input, " + count_text(count) + " random values in " + std::to_string(bins) +
+                            " bins over [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
 
-  // The timed call: it sets every counter and leaves its input alone, so nothing needs refreshing.
-  const auto work = [&] { launch_histogram_floats(d_values.data(), n, lo, hi, bins, d_bins.data()); };
-  // The check of a timed output.
-  const auto verify = [&] {
-    return kit::expect_equal(d_bins.download(), expected,
-                             {"the timing input, " + count_text(static_cast<std::size_t>(n)) + " random values in " +
-                                  std::to_string(bins) + " bins",
-                              kLookAtFloats});
+  // This call's values, on the GPU (`call` names the streams) or on the CPU.
+  const auto make_on_device = [&](const kit::Rng& bin, const kit::Rng& within) {
+    kit::fill_uniform_ints(d_bin.data(), count, bin, 0, bins - 1);
+    kit::fill_uniform_floats(d_within.data(), count, within, margin, 1.0f - margin);
+    // A grid-stride loop: enough blocks to fill the GPU, each value once.
+    const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + 255) / 256, 4096));
+    combine_values_kernel<<<blocks, 256>>>(d_bin.data(), d_within.data(), count, lo, width, d_values.data());
+    CUDA_CHECK_LAUNCH();
+  };
+  const auto counts_on_host = [&](const kit::Rng& bin, const kit::Rng& within) {
+    const std::vector<int> b = bin.uniform_ints(count, 0, bins - 1);
+    const std::vector<float> w = within.uniform_floats(count, margin, 1.0f - margin);
+    std::vector<float> values(count);
+    for (std::size_t i = 0; i < count; ++i) values[i] = timing_value(b[i], w[i], lo, width);
+    return histogram_reference::float_counts(values, lo, hi, bins);
   };
 
-  kit::Measurement m{"histogram_floats", kit::time_device_work(work, options), bytes, kit::RateUnit::GBps};
-  m.ceilings.push_back(cub_float_histogram_ceiling(d_values.data(), n, lo, hi, bins, expected, options));
-  m.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
-  kit::report(m);
-
-  d_bins.poison();  // the timed code must also be right
-  work();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  verify();
+  kit::TimedWork work;
+  work.name = "histogram_floats";
+  work.call = [&] { launch_histogram_floats(d_values.data(), n, lo, hi, bins, d_bins.data()); };
+  work.work_per_call = bytes;
+  const kit::Rng cub_bin = kit::Rng::for_case("cub bins"), cub_within = kit::Rng::for_case("cub within");
+  make_on_device(cub_bin, cub_within);
+  work.ceilings = {cub_float_histogram_ceiling(d_values.data(), n, lo, hi, bins, counts_on_host(cub_bin, cub_within),
+                                               options),                          // a peer
+                   kit::copy_ceiling(static_cast<std::size_t>(bytes), options)};  // a bound: every value is read
+  work.outputs = {kit::Output::device("d_bins", d_bins.data(), static_cast<std::size_t>(bins), kCounterFill)};
+  work.refresh = [&](const kit::Call& call) { make_on_device(call.rng("bins"), call.rng("within")); };
+  work.verify = [&](const kit::Call& call) {
+    return kit::expect_equal(d_bins.download(), counts_on_host(call.rng("bins"), call.rng("within")),
+                             {input + ", made for " + call.name(), kLookAtFloats});
+  };
+  work.look_at = kLookAtFloats;
+  kit::time_work(work, options);
 }
