@@ -56,6 +56,7 @@ ALLOWED_CALLS = tuple(re.compile(p) for p in (
     r"|erf|erfc|lgamma|tgamma|nan|nearbyint|rint|lrint|copysign|nextafter|ilogb|scalbn|isnan|isinf)[fl]?",
     r"__(?:isnan|isinf|finite)[fl]?", r"__errno_location", r"qsort", r"bsearch", r"rand", r"srand",
     r"(?:malloc|calloc|realloc|free|aligned_alloc|posix_memalign)", r"atexit",
+    r"exit",  # nvcc's host stubs of __device__ functions call it; ending the test early only fails the case
     # The harness's error checks (CUDA_CHECK, CUBLAS_CHECK, CUFFT_CHECK) and the error they throw.
     r"_ZN3kit16throw_cuda_errorE\w+", r"_ZN3kit10check_cudaE\w+", r"_ZN3kit12check_cublasE\w+",
     r"_ZN3kit11check_cufftE\w+", r"_ZN3kit9CudaError\w+",
