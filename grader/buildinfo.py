@@ -51,6 +51,7 @@ def lab_cmake(config: LabConfig) -> str:
         f"set(KIT_LAB_LIBRARIES {_bracket(';'.join(KNOWN_LIBRARIES[lib] for lib in config.libraries))})",
         f"set(KIT_LAB_LIBRARY_NAMES {_bracket(';'.join(config.libraries))})",
         f"set(KIT_LAB_FORBIDDEN {_bracket(';'.join(config.forbidden))})",
+        f"set(KIT_LAB_ALLOWED_CALLS {_bracket(';'.join(config.allowed_calls))})",
         f"set(KIT_LAB_WRONG {_bracket(';'.join(w.name for w in config.wrong))})",
     ]
     timing = set(config.timing_cases)

@@ -76,6 +76,7 @@ class LabConfig:
     student_files: tuple[str, ...]
     libraries: tuple[str, ...]
     forbidden: tuple[str, ...]
+    allowed_calls: tuple[str, ...]  # functions student code may call beyond grader/linkcheck.py's set
     timeout_s: float
     build_timeout_s: float
     full_at: float
@@ -278,6 +279,7 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         solution_dir=solution_dir if solution_dir.is_dir() else None,
         student_files=student_files, libraries=libraries,
         forbidden=_strings(info, "forbidden", f"{where} [lab]"),
+        allowed_calls=_strings(info, "allowed_calls", f"{where} [lab]"),
         timeout_s=timeout,
         build_timeout_s=_number(grading, "build_timeout_s", f"{where} [grading]", 600, minimum=1),
         full_at=full_at, zero_at=zero_at, hidden_visibility=visibility, grading_seed=seed,

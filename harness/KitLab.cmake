@@ -154,7 +154,7 @@ function(kit_lab_variant lab target source_dir)
   add_custom_command(TARGET ${target} PRE_LINK
     COMMAND ${Python3_EXECUTABLE} -m grader link-check --cache-dir ${CMAKE_BINARY_DIR}
             --lab-libraries ${KIT_LAB_LIBRARY_NAMES} --student $<TARGET_OBJECTS:${student}>
-            --forbidden ${KIT_LAB_FORBIDDEN}
+            --forbidden ${KIT_LAB_FORBIDDEN} --allowed-calls ${KIT_LAB_ALLOWED_CALLS}
             --instructor ${instructor_objects} --libraries ${libraries}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} COMMAND_EXPAND_LISTS VERBATIM)
 endfunction()
