@@ -235,10 +235,11 @@ inline void check_response(std::size_t spectra, int bins, const std::string& inp
   }
   const std::string look_at = late ? kLookAtResponseStream : kLookAtResponse;
   if (std::equal(got.begin(), got.end(), spectrum_parts.begin()))
-    FAIL_CHECK("For input: " << input << " (seed " << kit::run_seed()
-                             << "), every value is exactly as it was: the response was never applied. Is "
-                                "apply_response_kernel launched, and does it write its result back?\nLook at: "
-                             << look_at);
+    FAIL_CHECK("For input: " << input << " (seed " << kit::run_seed() << "), every value is exactly as it was: "
+                             << (late ? "the kernel never ran on the spectra after they had arrived on the stream."
+                                      : "the response was never applied. Is apply_response_kernel launched, and "
+                                        "does it write its result back?")
+                             << "\nLook at: " << look_at);
   kit::expect_within(got, expected, [&](std::size_t i) { return allowed[i]; }, {input, look_at});
   kit::expect_guard_untouched(past_end, 2 * values, {input, kLookAtResponseGuard});
 }
@@ -332,10 +333,10 @@ inline void check_normalize(std::size_t count, int n, const std::string& input, 
   if (silent_every > 0)
     for (std::size_t b = 0; b < count; b += silent_every) std::fill_n(beams.begin() + b * n, n, 0.0f);
   const std::size_t scratch_bytes = normalize_scratch_bytes(count, n);
-  REQUIRE_MESSAGE(scratch_bytes >= 1, "normalize_scratch_bytes("
-                                          << count << ", " << n
-                                          << ") returned 0; the header "
-                                             "asks for at least 1.\nLook at: normalize_scratch_bytes in libraries.cu");
+  REQUIRE_MESSAGE(scratch_bytes >= 1,
+                  "normalize_scratch_bytes("
+                      << count << ", " << n << ") returned 0; the "
+                      << "header asks for at least 1.\nLook at: normalize_scratch_bytes in libraries.cu");
   kit::DeviceBuffer<char> d_scratch(scratch_bytes);
   kit::DeviceBuffer<float> d_beams(samples + guard), d_rms(count + guard);
   TestStream stream;
@@ -466,9 +467,6 @@ class ExpectedFrames {
   }
 
   std::size_t period() const { return expected_.size(); }
-  const float* frame(std::size_t f) const {
-    return frames_.data() + (f % period()) * static_cast<std::size_t>(scenario_.channels) * scenario_.n;
-  }
   const pipeline_reference::FrameExpected& operator[](std::size_t f) const { return expected_[f % period()]; }
 
   // Writes `frames` frames of the dataset to `out`.
