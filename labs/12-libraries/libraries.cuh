@@ -52,7 +52,7 @@ void launch_apply_response(cufftComplex* d_spectra, std::size_t spectra, int bin
 // C x n floats, d_weights M x C, d_beams frames x M x n), in single precision
 // (never TensorFloat-32). The work is queued on the stream `handle` is bound
 // to, which the caller chose: do not change it. Returns without waiting.
-// frames >= 1, 1 <= channels, beams, n < 2^31.
+// 1 <= frames, channels, beams, n < 2^31.
 void mix_beams(cublasHandle_t handle, const float* d_channels, const float* d_weights, float* d_beams,
                std::size_t frames, int channels, int beams, int n);
 
@@ -68,7 +68,7 @@ std::size_t normalize_scratch_bytes(std::size_t count, int n);
 // and every sample of the beam divided by it, in place. A beam whose RMS is 0
 // (all its samples are 0) stays all zeros. d_scratch holds scratch_bytes >=
 // normalize_scratch_bytes(count, n) bytes. The work is queued on `stream` and
-// the function returns without waiting for it. count >= 1, n >= 1.
+// the function returns without waiting for it. count >= 1, 1 <= n < 2^24.
 void normalize_beams(float* d_beams, float* d_rms, std::size_t count, int n, void* d_scratch, std::size_t scratch_bytes,
                      cudaStream_t stream);
 
