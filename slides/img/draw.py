@@ -1075,6 +1075,56 @@ def histogram_warp_aggregation() -> Svg:
     s.text(600, y0 + 315, "the lowest of them (__ffs(peers) - 1) adds __popc(peers): 3 atomics, not 8", 19)
     return s
 
+# --- 12: libraries ---------------------------------------------------------------------------
+
+def libraries_batch_steps() -> Svg:
+    s = Svg(1200, 430)
+    steps = [("copy in", "copy engine", 3), ("R2C", "cuFFT", 0), ("filter", "your kernel", 1),
+             ("C2R", "cuFFT", 0), ("mix", "cuBLAS", 2), ("RMS", "CUB", 4), ("divide", "Thrust", 4),
+             ("copy out", "copy engine", 3)]
+    w, gap, y = 128, 18, 70
+    s.text(40, 30, "one batch, every step queued on its stream: each starts when the one before ends", 21,
+           anchor="start", bold=True)
+    for k, (what, who, colour) in enumerate(steps):
+        x = 24 + k * (w + gap)
+        s.box(x, y, w, 90, [what, who], fill=BLOCK[colour], stroke=BLOCK_EDGE[colour], size=21)
+        if k:
+            s.arrow(x - gap + 2, y + 45, x - 2, y + 45)
+    # Each of the stream's buffers, from the step that first writes it to the last that reads it.
+    buffers = [("frames: batch x C x n floats", 0, 4), ("spectra: batch x C x (n/2 + 1) complex", 1, 3),
+               ("beams: batch x M x n floats", 4, 7), ("RMS: batch x M floats", 5, 7)]
+    for row, (name, first, last) in enumerate(buffers):
+        x = 24 + first * (w + gap)
+        s.cell(x, 195 + row * 48, (last - first) * (w + gap) + w, 36, name, GREY, MUTED, 18)
+    s.text(600, 410, "a stream owns its buffers, plans, handle and scratch: the next batch on it waits by itself",
+           19, fill=MUTED)
+    return s
+
+
+def libraries_column_major() -> Svg:
+    s = Svg(1200, 400)
+    c = 64
+    s.text(40, 34, "a row-major 2 x 3 matrix P", 21, anchor="start", bold=True)
+    for r in range(2):
+        for k in range(3):
+            s.cell(40 + k * c, 60 + r * c, c, c, str(1 + 3 * r + k), BLOCK[r], BLOCK_EDGE[r], 24)
+    s.text(532, 34, "the same memory", 21, bold=True)
+    for i in range(6):
+        s.cell(340 + i * c, 92, c, c, str(1 + i), BLOCK[i // 3], BLOCK_EDGE[i // 3], 24)
+    s.text(532, 190, "row after row: rows of length 3", 18, fill=MUTED)
+    s.text(914, 34, "read column-major", 21, bold=True)
+    for k in range(2):
+        for r in range(3):
+            s.cell(850 + k * c, 60 + r * c, c, c, str(1 + 3 * k + r), BLOCK[k], BLOCK_EDGE[k], 24)
+    s.text(914, 275, "leading dimension 3: P transposed", 18, fill=MUTED)
+    s.arrow(245, 124, 330, 124)
+    s.arrow(740, 124, 840, 124)
+    s.text(600, 330, "nothing moves: to cuBLAS every row-major matrix is its transpose,", 20)
+    s.text(600, 362, "so a row-major C = A B is asked for as the column-major product of the transposes, B^T A^T",
+           20, fill=MUTED)
+    return s
+
+
 DIAGRAMS = {
     "00-lab-cycle": course_lab_cycle,
     "00-grader-pipeline": course_grader_pipeline,
@@ -1107,6 +1157,8 @@ DIAGRAMS = {
     "10-register-rows": convolution_register_rows,
     "11-privatized": histogram_privatized,
     "11-warp-aggregation": histogram_warp_aggregation,
+    "12-batch-steps": libraries_batch_steps,
+    "12-column-major": libraries_column_major,
 }
 
 

@@ -1,5 +1,6 @@
-// cuBLAS for the tests (a second reference and a timing yardstick; student code
-// never calls it): errors that carry the call, and one handle per process.
+// cuBLAS: errors that carry the call (CUBLAS_CHECK, for tests and for student
+// code that calls cuBLAS, as in lab 12), and the tests' one handle per process
+// (a second reference and a timing yardstick; student code makes its own).
 // A lab that uses this lists libraries = ["cublas"] in its lab.toml.
 #pragma once
 

@@ -1,0 +1,25 @@
+#include "stream_delay.cuh"
+
+#include "kit/cuda_check.cuh"
+
+namespace {
+
+__device__ unsigned long long global_nanoseconds() {
+  unsigned long long now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+// One thread that sleeps in short naps until the time is up: the stream is
+// busy, the GPU's SMs are all but idle.
+__global__ void delay_kernel(unsigned long long nanoseconds) {
+  const unsigned long long start = global_nanoseconds();
+  while (global_nanoseconds() - start < nanoseconds) __nanosleep(100000);
+}
+
+}  // namespace
+
+void queue_delay(cudaStream_t stream, double milliseconds) {
+  delay_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(milliseconds * 1e6));
+  CUDA_CHECK_LAUNCH();
+}
