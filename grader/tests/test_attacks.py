@@ -39,19 +39,15 @@ void slow_launch(const float* a, const float* b, float* c, int n) {
   vector_add_kernel<<<(threads + 255) / 256, 256>>>(a, b, c, n);
   CUDA_CHECK_LAUNCH();
 }
-void vector_add(const float* h_a, const float* h_b, float* h_c, int n) {
-  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
-  float *d_a, *d_b, *d_c;
-  CUDA_CHECK(cudaMalloc(&d_a, bytes));
-  CUDA_CHECK(cudaMalloc(&d_b, bytes));
-  CUDA_CHECK(cudaMalloc(&d_c, bytes));
-  CUDA_CHECK(cudaMemcpy(d_a, h_a, bytes, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(d_b, h_b, bytes, cudaMemcpyHostToDevice));
-  launch_vector_add(d_a, d_b, d_c, n);
-  CUDA_CHECK(cudaMemcpy(h_c, d_c, bytes, cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaFree(d_a));
-  CUDA_CHECK(cudaFree(d_b));
-  CUDA_CHECK(cudaFree(d_c));
+void vector_add(const float* left, const float* right, float* sum, int n) {
+  const size_t size = sizeof(float) * n;
+  float* device[3];  // left, right, sum
+  for (float*& vector : device) CUDA_CHECK(cudaMalloc(&vector, size));
+  CUDA_CHECK(cudaMemcpy(device[0], left, size, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(device[1], right, size, cudaMemcpyHostToDevice));
+  launch_vector_add(device[0], device[1], device[2], n);
+  CUDA_CHECK(cudaMemcpy(sum, device[2], size, cudaMemcpyDeviceToHost));
+  for (float* vector : device) CUDA_CHECK(cudaFree(vector));
 }
 """
 

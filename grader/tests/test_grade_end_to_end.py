@@ -74,8 +74,8 @@ FORGED_CLOCK = """\
 // A correct kernel with a clock that says every run took no time.
 extern "C" int clock_gettime(clockid_t, struct timespec* t) { t->tv_sec = 0; t->tv_nsec = 0; return 0; }
 __global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) c[i] = a[i] + b[i];
+  int index = threadIdx.x + blockIdx.x * blockDim.x;
+  if (index < n) c[index] = b[index] + a[index];
 }
 void launch_vector_add(const float* a, const float* b, float* c, int n) {
   vector_add_kernel<<<(n + 255) / 256, 256>>>(a, b, c, n);

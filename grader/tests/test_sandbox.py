@@ -168,7 +168,7 @@ def test_compiler_launcher_compiles_in_the_sandbox(tmp_path: Path):
     source.mkdir()
     (source / "ok.cpp").write_text("int f() { return 1; }\n")
     secret = tmp_path / "secret.h"
-    secret.write_text("int secret = 913577;\n")
+    secret.write_text("int secret = 271828;\n")
     (source / "peek.cpp").write_text(f'#include "{secret}"\n')
     out = tmp_path / "obj"
     out.mkdir()
@@ -181,4 +181,4 @@ def test_compiler_launcher_compiles_in_the_sandbox(tmp_path: Path):
 
     assert compile_("ok.cpp").returncode == 0 and (out / "ok.cpp.o").is_file()
     peek = compile_("peek.cpp")
-    assert peek.returncode != 0 and "913577" not in peek.stderr
+    assert peek.returncode != 0 and "271828" not in peek.stderr

@@ -540,6 +540,11 @@ class Dataset {
     std::fill(h_rms_.data(), h_rms_.data() + h_rms_.size(), kit::poison_value<float>());
   }
 
+  // Compares the outputs as they are now (the last run's) with the CPU reference, `block` frames at a time.
+  bool outputs_right(std::size_t block, const std::string& input) const {
+    return expected_.compare(h_beams_.data(), h_rms_.data(), frames_, block, input);
+  }
+
   // Runs the dataset through `pipeline` and checks, in this order: that the
   // last frame was already written when run_pipeline returned; every output
   // value against the CPU reference; that nothing was written past the outputs.
