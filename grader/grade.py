@@ -135,21 +135,6 @@ def sanitizer_wrappers(config: LabConfig, names: list[str]) -> dict[str, sanitiz
     return {name: sanitizer.Wrapper(executable, tool) for name, tool in tools.items()}
 
 
-def sanitizer_wrappers(config: LabConfig, names: list[str]) -> dict[str, sanitizer.Wrapper]:
-    """How each test in `names` that the config runs under compute-sanitizer is run.
-
-    Without compute-sanitizer this refuses (GraderError): running those tests without it
-    would fail every submission on them, for a reason that is not the submission's.
-    """
-    tools = {t.name: t.sanitizer for t in config.tests if t.sanitizer and t.name in names}
-    if not tools:
-        return {}
-    executable = sanitizer.find()
-    if executable is None:
-        raise GraderError(sanitizer.missing_message(config.name, config.sanitizer_tools))
-    return {name: sanitizer.Wrapper(executable, tool) for name, tool in tools.items()}
-
-
 def build_reference(config: LabConfig, build_dir: Path) -> Path:
     if config.solution_dir is None:
         raise GraderError(f"no solutions/{config.name}/: the reference is needed for performance points")
