@@ -1,4 +1,4 @@
-// Memory that frees itself: device buffers and pinned host buffers.
+// Memory that frees itself: device buffers and pinned host buffers; and a stream that does too.
 #pragma once
 
 #include <cstddef>
@@ -80,6 +80,20 @@ class PinnedBuffer {
  private:
   T* data_ = nullptr;
   std::size_t count_ = 0;
+};
+
+// A CUDA stream of a test's own, destroyed with it. Non-blocking: work queued on the
+// legacy default stream does not wait for it, nor it for that work.
+class Stream {
+ public:
+  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
 };
 
 }  // namespace kit

@@ -156,20 +156,6 @@ inline Expected expected_spectra(const std::vector<float>& input, std::size_t fi
 // ---------------------------------------------------------------------------
 // Resources, released however a test ends
 
-// A CUDA stream of the test's own. Non-blocking: work queued on the legacy
-// default stream does not wait for it, nor it for that work.
-class TestStream {
- public:
-  TestStream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~TestStream() { cudaStreamDestroy(stream_); }
-  TestStream(const TestStream&) = delete;
-  TestStream& operator=(const TestStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 // Host memory from the student's allocate_host_samples, freed with free_host_samples.
 class HostSamples {
  public:
@@ -242,7 +228,7 @@ inline void check_window(std::size_t signals, int n, const std::string& input, s
   const std::vector<float> host = make_signals(signals, n);
   kit::GuardedBuffer<float> d_signals(host, 2 * guard);
   {
-    TestStream stream;
+    kit::Stream stream;
     launch_apply_window(reinterpret_cast<cufftComplex*>(d_signals.data()), signals, n, stream.get());
     CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   }

@@ -133,20 +133,6 @@ std::pair<std::vector<T>, std::vector<T>> split_at(const std::vector<T>& all, st
 // ---------------------------------------------------------------------------
 // Resources, released however a test ends
 
-// A CUDA stream of the test's own. Non-blocking: work queued on the legacy
-// default stream does not wait for it, nor it for that work.
-class TestStream {
- public:
-  TestStream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~TestStream() { cudaStreamDestroy(stream_); }
-  TestStream(const TestStream&) = delete;
-  TestStream& operator=(const TestStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 // A cuBLAS handle of the test's own, bound to `stream`, in plain FP32 math.
 class TestBlas {
  public:
@@ -207,7 +193,7 @@ inline void check_response(std::size_t spectra, int bins, const std::string& inp
   const std::vector<float> spectrum_parts = uniform(2 * values, "spectra");
   const std::vector<float> response_parts = uniform(2 * static_cast<std::size_t>(bins), "response");
   kit::DeviceBuffer<float> d_spectra(2 * values + guard), d_response(with_guard(response_parts, guard));
-  TestStream stream;
+  kit::Stream stream;
   if (late) {  // a first run of the same size: loading a kernel may wait for the device, and must not here
     launch_apply_response(reinterpret_cast<cufftComplex*>(d_spectra.data()), spectra, bins,
                           reinterpret_cast<const cufftComplex*>(d_response.data()), scale, stream.get());
@@ -282,7 +268,7 @@ inline void check_mix(const MixShape& shape, const std::string& input, bool late
   const std::vector<float> y = uniform(in_count, "channels");
   const std::vector<float> weights = make_weights(shape.beams, shape.channels);
   kit::DeviceBuffer<float> d_channels(in_count), d_weights(with_guard(weights, guard)), d_beams(out_count + guard);
-  TestStream stream;
+  kit::Stream stream;
   TestBlas blas(stream.get());
   if (late) {  // a first run of the same size: loading a kernel may wait for the device, and must not here
     mix_beams(blas.get(), d_channels.data(), d_weights.data(), d_beams.data(), shape.frames, shape.channels,
@@ -339,7 +325,7 @@ inline void check_normalize(std::size_t count, int n, const std::string& input, 
                       << "header asks for at least 1.\nLook at: normalize_scratch_bytes in libraries.cu");
   kit::DeviceBuffer<char> d_scratch(scratch_bytes);
   kit::DeviceBuffer<float> d_beams(samples + guard), d_rms(count + guard);
-  TestStream stream;
+  kit::Stream stream;
   if (late) {  // a first run of the same size: loading a kernel may wait for the device, and must not here
     d_beams.upload(with_guard(beams, guard));
     CUDA_CHECK(cudaDeviceSynchronize());
