@@ -11,7 +11,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-LAB_TOML = """
+# The config every toy lab starts with; each test adds its own params and tests.
+TOY_CONFIG_HEAD = """
 [lab]
 title = "Toy"
 student_files = ["toy.cu"]
@@ -26,7 +27,9 @@ seed = 1
 timing_warmup = 1
 timing_repeats = 3
 ceiling_margin = 1.2
-sizes = [1, 2, 3]
+"""
+
+LAB_TOML = TOY_CONFIG_HEAD + """sizes = [1, 2, 3]
 
 [[tests]]
 name = "toy: adds"

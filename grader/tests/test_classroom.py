@@ -13,25 +13,10 @@ import pytest
 from grader import classroom, grade
 from grader.config import load_lab
 from grader.gpulock import Gpu
-from grader.tests.conftest import write
+from grader.tests.conftest import TOY_CONFIG_HEAD, write
 from grader.tests.fake_gpu import FakeBuilds
 
-LAB_TOML = """
-[lab]
-title = "Toy"
-student_files = ["toy.cu"]
-
-[grading]
-timeout_s = 5
-full_at = 1.2
-zero_at = 10.0
-
-[params]
-seed = 1
-timing_warmup = 1
-timing_repeats = 3
-ceiling_margin = 1.2
-
+LAB_TOML = TOY_CONFIG_HEAD + """
 [[tests]]
 name = "toy: adds"
 points = 10
