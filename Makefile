@@ -21,11 +21,12 @@ help: ## list the targets
 	@echo "  make <lab>-demo              run a lab's demo where it has one (02 and 10: images, 09: orbits)"
 	@echo "Labs: $(LABS)"
 	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder> N=<class size>"
+	@echo "           PARALLEL=<labs self-checked at a time, default 1>"
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) $(GENERATOR) $(CMAKE_FLAGS)
 
-build: $(BUILD)/CMakeCache.txt ## build every lab: student files, references and wrong variants
+build: $(BUILD)/CMakeCache.txt ## build every lab: student files and references (the self-check builds its variants)
 	cmake --build $(BUILD) --parallel $(JOBS)
 
 # A lab with something to look at (images, trajectories) defines a CMake target <lab>-demo in
@@ -54,8 +55,8 @@ test: build ## build everything, then run ctest (GPU tests skip without a GPU), 
 test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
 	cd $(BUILD) && ctest --output-on-failure -L gpu
 
-selfcheck: build ## reference full marks, skeleton zero, wrong variants lose points (LAB=.. for one)
-	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(if $(LAB),--lab $(LAB))
+selfcheck: build ## reference full marks, skeleton zero, wrong variants caught, right ones pass (LAB=.., PARALLEL=..)
+	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(if $(LAB),--lab $(LAB)) $(if $(PARALLEL),--parallel $(PARALLEL))
 
 bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); on a GPU machine
 	$(if $(LAB),,$(error give the lab: make bench-class LAB=01-vector-add N=200))

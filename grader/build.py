@@ -43,7 +43,8 @@ class BuildResult:
 
 
 def target_name(lab: str, variant: str) -> str:
-    """CMake target of a lab's test program: "student" (the student files), "reference", or "wrong-<name>"."""
+    """CMake target of a lab's test program: "student" (the student files), "reference", "wrong-<name>"
+    or "right-<name>"."""
     return f"{lab}-tests" if variant == "student" else f"{lab}-{variant}-tests"
 
 
@@ -77,6 +78,15 @@ def build(config: LabConfig, build_dir: Path, variant: str) -> BuildResult:
     binary = binary_path(build_dir, config.name, variant)
     ok = result.ok and binary.is_file()
     return BuildResult(ok=ok, binary=binary if ok else None, log=log)
+
+
+def build_variants(build_dir: Path, configs: list[LabConfig]) -> BuildResult:
+    """The self-check's wrong and right variants of these labs (`<lab>-variants`; not part of `all`)."""
+    command = ["cmake", "--build", str(build_dir), "--parallel", str(os.cpu_count() or 2),
+               "--target", *[f"{config.name}-variants" for config in configs]]
+    result = run_process(command, cwd=build_dir, env=_build_env(build_dir),
+                         timeout_s=sum(config.build_timeout_s for config in configs))
+    return BuildResult(ok=result.ok, binary=None, log=result.output)
 
 
 def _build_env(build_dir: Path) -> dict[str, str]:

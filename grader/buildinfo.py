@@ -4,16 +4,17 @@
 - lab.cmake: the student files, libraries, wrong variants and test cases, for
   the build targets and their ctest registration (with the compute-sanitizer
   options of the cases that run under it, the same the grader uses);
-- wrong/<name>/: each deliberately wrong submission, made from the reference
-  by the one text replacement hidden.toml gives, so it follows every edit of
-  the reference.
+- wrong/<name>/ and right/<name>/: each deliberately wrong submission and each
+  correct alternative (another block or tile size), made from the reference by
+  the one text replacement hidden.toml gives, so it follows every edit of the
+  reference.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from grader import sanitizer
-from grader.config import KNOWN_LIBRARIES, ConfigError, LabConfig
+from grader.config import KNOWN_LIBRARIES, ConfigError, LabConfig, VariantSpec, WrongSpec
 
 
 def _param_line(key: str, value: object) -> str:
@@ -30,18 +31,20 @@ def _on(flag: bool) -> str:
     return "ON" if flag else "OFF"
 
 
-def wrong_sources(config: LabConfig) -> dict[str, dict[str, str]]:
-    """Each wrong variant's files: name -> {file name: text}."""
-    variants = {}
-    for wrong in config.wrong:
+def variant_sources(config: LabConfig, variants: tuple[VariantSpec, ...]) -> dict[str, dict[str, str]]:
+    """Each variant's files (wrong or right): name -> {file name: text}."""
+    sources = {}
+    for variant in variants:
         files = {name: (config.solution_dir / name).read_text() for name in config.student_files}
-        count = files[wrong.file].count(wrong.replace)
+        count = files[variant.file].count(variant.replace)
         if count != 1:
-            raise ConfigError(f"solutions/{config.name}/hidden.toml [[wrong]] '{wrong.name}': the text to replace "
-                              f"occurs {count} times in {wrong.file} (it must occur exactly once): {wrong.replace!r}")
-        files[wrong.file] = files[wrong.file].replace(wrong.replace, wrong.by)
-        variants[wrong.name] = files
-    return variants
+            table = "wrong" if isinstance(variant, WrongSpec) else "right"
+            raise ConfigError(f"solutions/{config.name}/hidden.toml [[{table}]] '{variant.name}': the text to "
+                              f"replace occurs {count} times in {variant.file} (it must occur exactly once): "
+                              f"{variant.replace!r}")
+        files[variant.file] = files[variant.file].replace(variant.replace, variant.by)
+        sources[variant.name] = files
+    return sources
 
 
 def lab_cmake(config: LabConfig) -> str:
@@ -53,6 +56,7 @@ def lab_cmake(config: LabConfig) -> str:
         f"set(KIT_LAB_FORBIDDEN {_bracket(';'.join(config.forbidden))})",
         f"set(KIT_LAB_ALLOWED_CALLS {_bracket(';'.join(config.allowed_calls))})",
         f"set(KIT_LAB_WRONG {_bracket(';'.join(w.name for w in config.wrong))})",
+        f"set(KIT_LAB_RIGHT {_bracket(';'.join(r.name for r in config.right))})",
     ]
     timing = set(config.timing_cases)
     cases = [(t.name, t.gpu, t.hidden, t.timeout_s, t.serial, t.sanitizer) for t in config.tests]
@@ -68,9 +72,9 @@ def lab_cmake(config: LabConfig) -> str:
                   f"set(KIT_LAB_CASE_{i}_TIMEOUT {int(timeout)})",
                   f"set(KIT_LAB_CASE_{i}_SANITIZER {_bracket(tool or '')})",
                   f"set(KIT_LAB_CASE_{i}_SANITIZER_ARGS {_bracket(tool_args)})"]
-    # The self-check grades the reference, the skeleton and each wrong variant.
+    # The self-check grades the reference, the skeleton and each wrong and right variant.
     total = sum(t.timeout_s for t in config.tests) + config.timeout_s * len(config.timing_cases)
-    lines.append(f"set(KIT_LAB_SELFCHECK_TIMEOUT {int(total * (3 + len(config.wrong)))})")
+    lines.append(f"set(KIT_LAB_SELFCHECK_TIMEOUT {int(total * (3 + len(config.wrong) + len(config.right)))})")
     return "\n".join(lines) + "\n"
 
 
@@ -80,9 +84,10 @@ def write(config: LabConfig, out: Path) -> None:
     _write_if_changed(out / "params.txt", "\n".join(params) + "\n")
     _write_if_changed(out / "lab.cmake", lab_cmake(config))
     if config.solution_dir is not None:
-        for name, files in wrong_sources(config).items():
-            for file_name, text in files.items():
-                _write_if_changed(out / "wrong" / name / file_name, text)
+        for table, variants in (("wrong", config.wrong), ("right", config.right)):
+            for name, files in variant_sources(config, variants).items():
+                for file_name, text in files.items():
+                    _write_if_changed(out / table / name / file_name, text)
 
 
 def _write_if_changed(path: Path, text: str) -> None:

@@ -5,12 +5,13 @@ import argparse
 import signal
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import buildinfo, classroom, linkcheck, merge, record, release, report, sandbox, skeleton, slurm
-from grader.config import REPO_ROOT, ConfigError, list_labs, load_lab
+from grader import build, buildinfo, classroom, linkcheck, merge, record, release, report, sandbox, skeleton, slurm
+from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_lab
 from grader.gpulock import GpuLock, list_gpus
-from grader.grade import GraderError, NoGpu, fresh_workroot, grade_submission, remove_workroot
+from grader.grade import GraderError, NoGpu, fresh_workroot, grade_submission, list_cases, remove_workroot
 from grader.proc import run_attached
 from grader.selfcheck import case_problems, check_lab
 
@@ -183,20 +184,37 @@ def cmd_check_cases(args: argparse.Namespace) -> int:
 
 def cmd_selfcheck(args: argparse.Namespace) -> int:
     _sandbox_for(untrusted=False, no_sandbox=args.no_sandbox)  # the grading runs exactly as a TA's would
-    failed = 0
     lock = GpuLock(list_gpus()[0].key)
-    for lab in _labs(args.lab):
-        config = load_lab(lab)
+    build_dir = Path(args.build_dir).resolve()
+    configs = [load_lab(lab) for lab in _labs(args.lab)]
+    # NoGpu here, before the variants are compiled for nothing.
+    with tempfile.TemporaryDirectory(prefix="kit-gpu-probe-") as folder:
+        list_cases(configs[0], build.binary_path(build_dir, configs[0].name, "reference"), Path(folder))
+    variants = build.build_variants(build_dir, configs)
+    if not variants.ok:
+        print(f"selfcheck: the wrong and right variants did not build:\n{variants.errors()}", file=sys.stderr)
+        return 1
+
+    def check(config: LabConfig) -> tuple[list[str], str]:
         workroot = fresh_workroot()
         try:
-            problems, text = check_lab(config, Path(args.build_dir).resolve(), workroot, lock)
+            return check_lab(config, build_dir, workroot, lock)
         finally:
             remove_workroot(workroot, args.keep)
-        print(text)
-        print(f"\n{lab}: self-check {'FAILED' if problems else 'passed'}")
-        for problem in problems:
-            print(f"  - {problem}")
-        failed += bool(problems)
+
+    failed = 0
+    # Labs checked side by side share the GPU for their correctness tests; whatever is timed holds it alone.
+    # Each lab's report is printed as soon as it is done.
+    with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        checks = {pool.submit(check, config): config for config in configs}
+        for done in as_completed(checks):
+            problems, text = done.result()
+            print(text)
+            print(f"\n{checks[done].name}: self-check {'FAILED' if problems else 'passed'}")
+            for problem in problems:
+                print(f"  - {problem}")
+            print(flush=True)
+            failed += bool(problems)
     return 1 if failed else 0
 
 
@@ -316,10 +334,12 @@ def parser() -> argparse.ArgumentParser:
     skel.add_argument("--check", action="store_true", help="exit 1 if a committed skeleton is out of date")
     skel.set_defaults(run=cmd_skeleton)
 
-    selfcheck = commands.add_parser("selfcheck", help="reference full marks, skeleton zero, wrong variants lose")
+    selfcheck = commands.add_parser("selfcheck", help="reference full marks, skeleton zero, wrong variants lose, right ones pass")
     selfcheck.add_argument("--lab")
     selfcheck.add_argument("--build-dir", default="build")
     selfcheck.add_argument("--keep", action="store_true")
+    selfcheck.add_argument("--parallel", type=int, default=1, metavar="N",
+                           help="check N labs at a time (default 1); timed tests still run one at a time")
     selfcheck.add_argument("--no-sandbox", action="store_true", help="run the self-check without the OS sandbox")
     selfcheck.set_defaults(run=cmd_selfcheck)
 

@@ -56,15 +56,22 @@ class PerfSpec:
 
 
 @dataclass(frozen=True)
-class WrongSpec:
-    """A deliberately wrong submission, made from the reference by one text replacement."""
+class VariantSpec:
+    """A submission made from the reference by one text replacement: [[right]] in hidden.toml, a correct
+    alternative (another block or tile size) that must pass every test case that is not timed."""
 
     name: str
     why: str
     file: str
     replace: str
     by: str
-    must_fail: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WrongSpec(VariantSpec):
+    """[[wrong]] in hidden.toml: a deliberately wrong variant, which must fail the tests it names."""
+
+    must_fail: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,7 @@ class LabConfig:
     tests: tuple[TestSpec, ...]
     perf: tuple[PerfSpec, ...]
     wrong: tuple[WrongSpec, ...] = field(default=())
+    right: tuple[VariantSpec, ...] = field(default=())
     run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
 
     @property
@@ -195,10 +203,11 @@ def _perf(entries: list, where: str) -> list[PerfSpec]:
     return perf
 
 
-def _wrong(entries: list, student_files: tuple[str, ...], where: str) -> list[WrongSpec]:
-    wrong = []
+def _variants(entries: list, table: str, student_files: tuple[str, ...], where: str) -> list[VariantSpec]:
+    """[[wrong]] or [[right]] entries: each one replacement of text in a reference file."""
+    variants = []
     for i, entry in enumerate(entries):
-        here = f"{where} [[wrong]] #{i + 1}"
+        here = f"{where} [[{table}]] #{i + 1}"
         name = entry.get("name", "")
         if not re.fullmatch(r"[a-z0-9-]+", name):
             raise ConfigError(f"{here}: 'name' must be lower-case words joined by '-'")
@@ -207,12 +216,20 @@ def _wrong(entries: list, student_files: tuple[str, ...], where: str) -> list[Wr
         for key in ("why", "replace", "by"):
             if not isinstance(entry.get(key), str):
                 raise ConfigError(f"{here}: '{key}' is required")
+        fields = dict(name=name, why=entry["why"], file=entry["file"], replace=entry["replace"], by=entry["by"])
+        if table == "right":
+            if "must_fail" in entry:
+                raise ConfigError(f"{here}: a correct alternative has no 'must_fail' (it must pass every test)")
+            variants.append(VariantSpec(**fields))
+            continue
         must_fail = _strings(entry, "must_fail", here)
         if not must_fail:
             raise ConfigError(f"{here}: 'must_fail' must name the tests this mistake has to fail")
-        wrong.append(WrongSpec(name=name, why=entry["why"], file=entry["file"], replace=entry["replace"],
-                               by=entry["by"], must_fail=must_fail))
-    return wrong
+        variants.append(WrongSpec(**fields, must_fail=must_fail))
+    names = [v.name for v in variants]
+    if duplicates := {n for n in names if names.count(n) > 1}:
+        raise ConfigError(f"{where} [[{table}]]: names appear twice: {sorted(duplicates)}")
+    return variants
 
 
 def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
@@ -232,7 +249,7 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
     where = str(public_path.relative_to(root))
     hidden_where = str(hidden_path.relative_to(root))
     unknown = set(public) - {"lab", "grading", "params", "tests", "perf"}
-    unknown |= set(hidden) - {"grading", "params", "tests", "wrong"}
+    unknown |= set(hidden) - {"grading", "params", "tests", "wrong", "right"}
     if unknown:
         raise ConfigError(f"{where} or {hidden_where}: unknown table(s) {sorted(unknown)}")
 
@@ -274,6 +291,13 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
     if seed is not None and (not isinstance(seed, int) or seed < 0):
         raise ConfigError(f"{hidden_where} [grading]: seed must be a non-negative integer")
 
+    wrong = _variants(hidden.get("wrong", []), "wrong", student_files, hidden_where)
+    known_cases = set(names) | {p.case for p in perf}
+    for variant in wrong:
+        if unknown_cases := [name for name in variant.must_fail if name not in known_cases]:
+            raise ConfigError(f"{hidden_where} [[wrong]] '{variant.name}': must_fail names no test case: "
+                              f"{unknown_cases}")
+
     return LabConfig(
         name=lab, title=str(info.get("title", lab)), lab_dir=lab_dir,
         solution_dir=solution_dir if solution_dir.is_dir() else None,
@@ -284,7 +308,8 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         build_timeout_s=_number(grading, "build_timeout_s", f"{where} [grading]", 600, minimum=1),
         full_at=full_at, zero_at=zero_at, hidden_visibility=visibility, grading_seed=seed,
         params=params, tests=tuple(tests), perf=tuple(perf),
-        wrong=tuple(_wrong(hidden.get("wrong", []), student_files, hidden_where)),
+        wrong=tuple(wrong),
+        right=tuple(_variants(hidden.get("right", []), "right", student_files, hidden_where)),
         run_limits=_run_limits(grading, f"{where} [grading]"),
     )
 

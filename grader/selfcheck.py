@@ -2,9 +2,11 @@
 
 On binaries already built (make): the reference must score full marks (timed
 against a second timing of itself), the untouched skeleton must score no
-correctness points and fail cleanly (no crash, no hang), and each deliberately
-wrong variant must fail the tests hidden.toml says it must, with a message.
-The listed test cases must match the config both ways.
+correctness points and fail cleanly (no crash, no hang), each deliberately
+wrong variant must fail the tests hidden.toml says it must, with a message, and
+each correct alternative ([[right]]: another block or tile size) must pass every
+test that is not timed (its speed may differ from the reference's, and with it
+the performance points). The listed test cases must match the config both ways.
 """
 from __future__ import annotations
 
@@ -63,6 +65,15 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
                  if i.name in gpu_tests and i.score > 0]
     problems += [f"skeleton {o.status.replace('_', ' ')} in '{name}' (it must fail cleanly): {o.messages}"
                  for name, o in skeleton_run.outcomes.items() if o.status in ("crashed", "timed_out", "not_found")]
+
+    for right in config.right:
+        binary = build.binary_path(build_dir, config.name, f"right-{right.name}")
+        outcome = evaluate(config, binary, workroot / f"right-{right.name}", [t.name for t in config.tests], lock)
+        failed = {name: o for name, o in outcome.outcomes.items() if not o.passed}
+        text.append(f"{config.name}: correct alternative: {right.name} ({right.why}): "
+                    f"{len(outcome.outcomes) - len(failed)} of {len(outcome.outcomes)} tests passed")
+        problems += [f"correct alternative '{right.name}' ({right.why}) fails '{name}': "
+                     f"{' '.join(o.messages)[:500]}" for name, o in failed.items()]
 
     for wrong in config.wrong:
         binary = build.binary_path(build_dir, config.name, f"wrong-{wrong.name}")

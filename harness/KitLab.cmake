@@ -3,7 +3,9 @@
 # Targets (in build/<lab>/, beside the lab's params.txt):
 #   <lab>-tests              the student files (labs/<lab>/, or KIT_STUDENT_DIR) + every test available
 #   <lab>-reference-tests    solutions/<lab>/ + the same tests
-#   <lab>-wrong-<name>-tests each deliberately wrong variant from hidden.toml
+#   <lab>-wrong-<name>-tests each deliberately wrong variant from hidden.toml, and
+#   <lab>-right-<name>-tests each correct alternative; neither is in `all`: <lab>-variants
+#                            builds a lab's (the self-check does)
 # ctest (labels: the lab's name, and cpu or gpu):
 #   the reference's test cases, one ctest test each (gpu ones skip without a GPU), and the
 #   student build's CPU-only ones; in the student release (no solutions/), every test case of
@@ -87,8 +89,17 @@ function(kit_add_lab lab)
   if(EXISTS ${solution_dir})
     kit_lab_variant(${lab} ${lab}-reference-tests ${solution_dir})
     list(APPEND KIT_LAB_TARGETS ${lab}-reference-tests)
-    foreach(wrong IN LISTS KIT_LAB_WRONG)
-      kit_lab_variant(${lab} ${lab}-wrong-${wrong}-tests ${out}/wrong/${wrong})
+    # The self-check's variants are built when it runs (`grader selfcheck` builds <lab>-variants
+    # once it has found a GPU): only a GPU run uses them, and they are most of the build.
+    add_custom_target(${lab}-variants)
+    foreach(table IN ITEMS wrong right)
+      string(TOUPPER ${table} TABLE)
+      foreach(name IN LISTS KIT_LAB_${TABLE})
+        kit_lab_variant(${lab} ${lab}-${table}-${name}-tests ${out}/${table}/${name})
+        set_target_properties(${lab}-${table}-${name}-tests ${lab}-${table}-${name}-tests-student
+                              PROPERTIES EXCLUDE_FROM_ALL ON)
+        add_dependencies(${lab}-variants ${lab}-${table}-${name}-tests)
+      endforeach()
     endforeach()
   endif()
 
@@ -216,7 +227,7 @@ function(kit_lab_ctests lab)
   endforeach()
 
   if(TARGET ${lab}-reference-tests)
-    set(check "${lab}: grader self-check (reference full marks, skeleton zero, wrong variants lose points)")
+    set(check "${lab}: grader self-check (reference full marks, skeleton zero, wrong variants caught, right pass)")
     add_test(NAME "${check}"
              COMMAND ${Python3_EXECUTABLE} -m grader selfcheck --lab ${lab} --build-dir ${CMAKE_BINARY_DIR}
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

@@ -26,7 +26,7 @@ record(kind="run", gpu_available=behaviour.get("gpu", True), gpu="Fake GPU", dri
 cases = behaviour["cases"]
 if "--list-test-cases" in sys.argv:
     for name in cases:
-        record(kind="listed", case=name, suite="")
+        record(kind="listed", case=name, suite=behaviour.get("suites", {}).get(name, ""))
     sys.exit(0)
 name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--test-case="))
 start = time.time()

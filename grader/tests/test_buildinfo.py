@@ -37,3 +37,13 @@ def test_a_wrong_variant_whose_text_is_gone_is_an_error(toy_repo: Path, tmp_path
     hidden.write_text(hidden.read_text().replace('replace = "i < n"', 'replace = "i <= n"'))
     with pytest.raises(ConfigError, match="occurs 0 times in toy.cu"):
         write(load_lab("50-toy", toy_repo), tmp_path / "out")
+
+
+def test_a_correct_alternative_is_written_beside_the_wrong_variants(toy_repo: Path, tmp_path: Path):
+    hidden = toy_repo / "solutions/50-toy/hidden.toml"
+    hidden.write_text(hidden.read_text() + '\n[[right]]\nname = "bigger-blocks"\nwhy = "w"\nfile = "toy.cu"\n'
+                      'replace = "blockIdx.x * blockDim.x"\nby = "blockDim.x * blockIdx.x"\n')
+    write(load_lab("50-toy", toy_repo), tmp_path / "out")
+    assert "int i = blockDim.x * blockIdx.x + threadIdx.x;" in (tmp_path / "out/right/bigger-blocks/toy.cu").read_text()
+    cmake = (tmp_path / "out/lab.cmake").read_text()
+    assert "set(KIT_LAB_RIGHT [==[bigger-blocks]==])" in cmake and "set(KIT_LAB_WRONG [==[off-by-one]==])" in cmake

@@ -74,3 +74,40 @@ def test_every_committed_lab_config_loads():
     for lab in labs:
         config = load_lab(lab)
         assert config.max_points > 0, lab
+
+
+RIGHT_VARIANT = """
+[[right]]
+name = "other-block"
+why = "another block size"
+file = "toy.cu"
+replace = "blockDim.x"
+by = "blockDim.x * 1"
+"""
+
+
+def test_a_correct_alternative_is_a_variant_without_must_fail(toy_repo: Path):
+    hidden = toy_repo / "solutions/50-toy/hidden.toml"
+    hidden.write_text(hidden.read_text() + RIGHT_VARIANT)
+    config = load_lab("50-toy", toy_repo)
+    assert [r.name for r in config.right] == ["other-block"]
+    assert not hasattr(config.right[0], "must_fail")
+    assert [w.name for w in config.wrong] == ["off-by-one"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (RIGHT_VARIANT + 'must_fail = ["toy: adds"]\n', "a correct alternative has no 'must_fail'"),
+    (RIGHT_VARIANT + RIGHT_VARIANT, r"\[\[right\]\]: names appear twice: \['other-block'\]"),
+])
+def test_bad_correct_alternatives_are_refused(toy_repo: Path, extra: str, message: str):
+    hidden = toy_repo / "solutions/50-toy/hidden.toml"
+    hidden.write_text(hidden.read_text() + extra)
+    with pytest.raises(ConfigError, match=message):
+        load_lab("50-toy", toy_repo)
+
+
+def test_a_wrong_variant_must_name_test_cases_that_exist(toy_repo: Path):
+    hidden = toy_repo / "solutions/50-toy/hidden.toml"
+    hidden.write_text(hidden.read_text().replace('must_fail = ["toy: adds"]', 'must_fail = ["toy: add"]'))
+    with pytest.raises(ConfigError, match=r"'off-by-one': must_fail names no test case: \['toy: add'\]"):
+        load_lab("50-toy", toy_repo)

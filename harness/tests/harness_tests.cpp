@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kit/kit.cuh"
+#include "kit/picture.hpp"
 
 namespace {
 
@@ -93,6 +94,19 @@ TEST_CASE("harness: a missing parameter names the key and the config file" * KIT
                        doctest::Contains("no parameter 'no_such_key' (add it under [params] in lab.toml)"),
                        std::runtime_error);
   CHECK_THROWS_WITH_AS(kit::param_int("name"), doctest::Contains("'name' = 'toy' is not a number"), std::runtime_error);
+}
+
+TEST_CASE("harness: picture sizes come as (width, height) pairs" * KIT_CPU_ONLY) {
+  CHECK(kit::param_int_list("sizes") == std::vector<int>{1, 31, 1025});
+  const std::vector<kit::PictureSize> sizes = kit::picture_sizes("pictures");
+  REQUIRE(sizes.size() == 2);
+  CHECK(sizes[0].describe("large") == "a large 33x65 picture (width 33, height 65)");
+  CHECK(sizes[0].pixels() == 33u * 65u);
+  CHECK(kit::picture_size("one_picture").text() == "7x3");
+  CHECK_THROWS_WITH_AS(kit::picture_sizes("sizes"), doctest::Contains("'sizes' must hold (width, height) pairs"),
+                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(kit::picture_size("pictures"), doctest::Contains("must hold one (width, height) pair"),
+                       std::runtime_error);
 }
 
 TEST_CASE("harness: a failed CUDA call names the call, the file and the line" * KIT_CPU_ONLY) {

@@ -19,4 +19,11 @@ std::string param_string(const std::string& key);
 std::vector<std::int64_t> param_ints(const std::string& key);
 bool has_param(const std::string& key);
 
+// A list of small numbers (radii, counts) as int.
+inline std::vector<int> param_int_list(const std::string& key) {
+  std::vector<int> values;
+  for (const auto value : param_ints(key)) values.push_back(static_cast<int>(value));
+  return values;
+}
+
 }  // namespace kit

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kit/kit.cuh"
+#include "kit/picture.hpp"
 #include "picture_kernel.cuh"
 #include "picture_reference.hpp"
 
@@ -33,41 +34,7 @@ inline const std::string kLookAtBlurGuard =
     "the bounds check in box_blur_kernel: a thread whose column is width or more, or whose row is height "
     "or more, must not write";
 
-// A picture's size.
-struct Size {
-  int width = 0;
-  int height = 0;
-  std::size_t pixels() const { return static_cast<std::size_t>(width) * static_cast<std::size_t>(height); }
-  std::string text() const { return std::to_string(width) + "x" + std::to_string(height); }
-  // e.g. "a 33x65 picture (width 33, height 65)", or with a word before the size, "a large 33x65 ..."
-  std::string describe(const std::string& what = "") const {
-    return "a " + (what.empty() ? "" : what + " ") + text() + " picture (width " + std::to_string(width) +
-           ", height " + std::to_string(height) + ")";
-  }
-};
-
-// Sizes from the config, written there as (width, height) pairs one after the other.
-inline std::vector<Size> size_list(const std::string& key) {
-  const std::vector<std::int64_t> values = kit::param_ints(key);
-  if (values.size() % 2 != 0)
-    throw std::runtime_error("lab parameter '" + key + "' must hold (width, height) pairs");
-  std::vector<Size> sizes;
-  for (std::size_t i = 0; i < values.size(); i += 2)
-    sizes.push_back({static_cast<int>(values[i]), static_cast<int>(values[i + 1])});
-  return sizes;
-}
-
-inline Size size_param(const std::string& key) {
-  const std::vector<Size> sizes = size_list(key);
-  if (sizes.size() != 1) throw std::runtime_error("lab parameter '" + key + "' must hold one (width, height) pair");
-  return sizes[0];
-}
-
-inline std::vector<int> int_list(const std::string& key) {
-  std::vector<int> values;
-  for (const auto value : kit::param_ints(key)) values.push_back(static_cast<int>(value));
-  return values;
-}
+using Size = kit::PictureSize;
 
 // Elements after each output (and after each input, so that an unguarded thread reads
 // defined memory): enough rows for any block that sticks out past the bottom edge.

@@ -6,16 +6,16 @@ using namespace picture_checks;
 // ---- Part 1: scale ---------------------------------------------------------------------------
 
 TEST_CASE("scale_picture: the classic 76x62 picture on 16x16 blocks") {
-  const Size size = size_param("classic_size");
+  const Size size = kit::picture_size("classic_size");
   check_scale(size, size.describe() + ", covered by 5 x 4 blocks that stick out past the right and bottom edges");
 }
 
 TEST_CASE("scale_picture: one pixel and pictures one pixel wide or tall") {
-  for (const Size& size : size_list("line_sizes")) check_scale(size, size.describe());
+  for (const Size& size : kit::picture_sizes("line_sizes")) check_scale(size, size.describe());
 }
 
 TEST_CASE("scale_picture: nothing written past the last row") {
-  const Size size = size_param("scale_guard_size");
+  const Size size = kit::picture_size("scale_guard_size");
   check_scale(size, size.describe() + ": the last row of blocks has threads below the picture");
 }
 
@@ -30,42 +30,42 @@ TEST_CASE("rgb_to_gray: black white and the pure primary colours") {
 }
 
 TEST_CASE("rgb_to_gray: a small non-square picture") {
-  const Size size = size_param("gray_small_size");
+  const Size size = kit::picture_size("gray_small_size");
   check_gray(size, size.describe());
 }
 
 TEST_CASE("rgb_to_gray: one pixel and pictures one pixel wide or tall") {
-  for (const Size& size : size_list("line_sizes")) check_gray(size, size.describe());
+  for (const Size& size : kit::picture_sizes("line_sizes")) check_gray(size, size.describe());
 }
 
 TEST_CASE("rgb_to_gray: a large picture") {
-  const Size size = size_param("gray_large_size");
+  const Size size = kit::picture_size("gray_large_size");
   check_gray(size, size.describe("large"));
 }
 
 TEST_CASE("rgb_to_gray: nothing written past the end") {
-  const Size size = size_param("gray_guard_size");
+  const Size size = kit::picture_size("gray_guard_size");
   check_gray(size, size.describe() + ", not a multiple of any block size");
 }
 
 // ---- Part 3: box blur ------------------------------------------------------------------------
 
 TEST_CASE("box_blur: radius 0 leaves the picture unchanged") {
-  const Size size = size_param("blur_small_size");
+  const Size size = kit::picture_size("blur_small_size");
   check_blur(size, 0, size.describe());
 }
 
 TEST_CASE("box_blur: radius 1 on a small non-square picture") {
-  const Size size = size_param("blur_small_size");
+  const Size size = kit::picture_size("blur_small_size");
   check_blur(size, 1, size.describe());
 }
 
 TEST_CASE("box_blur: edges and corners average only the pixels inside the picture") {
-  const Size size = size_param("blur_edge_size");
+  const Size size = kit::picture_size("blur_edge_size");
   // A picture of one gray value blurs to the same value everywhere, edges and corners included.
   const int value = kit::Rng::for_case("constant").uniform_ints(1, 100, 255)[0];
   const Bytes constant(size.pixels(), static_cast<std::uint8_t>(value));
-  for (const int radius : int_list("blur_radii")) {
+  for (const int radius : kit::param_int_list("blur_radii")) {
     if (!check_blur_of(constant, size, radius, size.describe() + " of one constant gray value", kLookAtBlurEdges))
       return;
     if (!check_blur(size, radius, size.describe() + " of random grays", kLookAtBlurEdges)) return;
@@ -73,20 +73,20 @@ TEST_CASE("box_blur: edges and corners average only the pixels inside the pictur
 }
 
 TEST_CASE("box_blur: a radius larger than the picture averages all of it") {
-  const Size size = size_param("blur_past_size");
-  for (const int radius : int_list("blur_past_radii"))
+  const Size size = kit::picture_size("blur_past_size");
+  for (const int radius : kit::param_int_list("blur_past_radii"))
     if (!check_blur(size, radius, size.describe() + ", every window covering the whole picture", kLookAtBlurEdges))
       return;
 }
 
 TEST_CASE("box_blur: one pixel and pictures one pixel wide or tall") {
   const int radius = static_cast<int>(kit::param_int("blur_line_radius"));
-  for (const Size& size : size_list("line_sizes"))
+  for (const Size& size : kit::picture_sizes("line_sizes"))
     if (!check_blur(size, radius, size.describe())) return;
 }
 
 TEST_CASE("box_blur: nothing written past the end") {
-  const Size size = size_param("blur_guard_size");
+  const Size size = kit::picture_size("blur_guard_size");
   check_blur(size, static_cast<int>(kit::param_int("blur_guard_radius")),
              size.describe() + ": the last blocks have threads past the right and bottom edges");
 }
@@ -109,7 +109,7 @@ int timing_byte_high() { return 254 - static_cast<int>(kit::param_int("byte_abs_
 }  // namespace
 
 TEST_CASE("rgb_to_gray timing: a picture far larger than the L2 cache" * KIT_TIMING) {
-  const Size size = size_param("timing_gray_size");
+  const Size size = kit::picture_size("timing_gray_size");
   const std::size_t n = size.pixels();
   kit::DeviceBuffer<std::uint8_t> d_rgb(3 * n), d_gray(n);
   const auto options = kit::TimingOptions::from_params();
@@ -135,7 +135,7 @@ TEST_CASE("rgb_to_gray timing: a picture far larger than the L2 cache" * KIT_TIM
 }
 
 TEST_CASE("box_blur timing: a picture far larger than the L2 cache" * KIT_TIMING) {
-  const Size size = size_param("timing_blur_size");
+  const Size size = kit::picture_size("timing_blur_size");
   const int radius = static_cast<int>(kit::param_int("timing_blur_radius"));
   const std::size_t n = size.pixels();
   kit::DeviceBuffer<std::uint8_t> d_in(n), d_out(n);

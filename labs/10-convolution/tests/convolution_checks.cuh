@@ -12,6 +12,7 @@
 #include "convolution.cuh"
 #include "convolution_reference.hpp"
 #include "kit/kit.cuh"
+#include "kit/picture.hpp"
 
 namespace convolution_checks {
 
@@ -48,40 +49,7 @@ inline const std::string kNanHint =
     " (an output of nan means the window read something outside the picture: the tests put NaN before and after "
     "the input, so look at the bounds checks on the pixels a window reads)";
 
-// A picture's size.
-struct Size {
-  int width = 0;
-  int height = 0;
-  std::size_t pixels() const { return static_cast<std::size_t>(width) * static_cast<std::size_t>(height); }
-  std::string text() const { return std::to_string(width) + "x" + std::to_string(height); }
-  // e.g. "a 33x65 picture (width 33, height 65)", or with a word before the size, "a large 33x65 ..."
-  std::string describe(const std::string& what = "") const {
-    return "a " + (what.empty() ? "" : what + " ") + text() + " picture (width " + std::to_string(width) + ", height " +
-           std::to_string(height) + ")";
-  }
-};
-
-// Sizes from the config, written there as (width, height) pairs one after the other.
-inline std::vector<Size> size_list(const std::string& key) {
-  const std::vector<std::int64_t> values = kit::param_ints(key);
-  if (values.size() % 2 != 0) throw std::runtime_error("lab parameter '" + key + "' must hold (width, height) pairs");
-  std::vector<Size> sizes;
-  for (std::size_t i = 0; i < values.size(); i += 2)
-    sizes.push_back({static_cast<int>(values[i]), static_cast<int>(values[i + 1])});
-  return sizes;
-}
-
-inline Size size_param(const std::string& key) {
-  const std::vector<Size> sizes = size_list(key);
-  if (sizes.size() != 1) throw std::runtime_error("lab parameter '" + key + "' must hold one (width, height) pair");
-  return sizes[0];
-}
-
-inline std::vector<int> int_list(const std::string& key) {
-  std::vector<int> values;
-  for (const auto value : kit::param_ints(key)) values.push_back(static_cast<int>(value));
-  return values;
-}
+using Size = kit::PictureSize;
 
 inline int int_param(const std::string& key) { return static_cast<int>(kit::param_int(key)); }
 
@@ -215,9 +183,9 @@ inline bool check_exact_buffers(const Kernel& kernel, const Size& size, int radi
 // A one-tap filter (shift_tap in lab.toml) moves the picture: an exact result, with zeros where
 // the window reaches past the edge.
 inline void check_shift(const Kernel& kernel) {
-  const Size size = size_param("shift_size");
+  const Size size = kit::picture_size("shift_size");
   const int radius = int_param("shift_radius");
-  const std::vector<int> tap = int_list("shift_tap");
+  const std::vector<int> tap = kit::param_int_list("shift_tap");
   const std::vector<float> filter = one_tap_filter(radius, tap.at(0), tap.at(1));
   check_picture(kernel, random_picture(size), size, filter, radius,
                 size.describe() + " and a filter whose only weight, 1, is tap (dx, dy) = (" + std::to_string(tap[0]) +
@@ -228,7 +196,7 @@ inline void check_shift(const Kernel& kernel) {
 
 // Random filters of every radius the header allows, one after the other on one picture.
 inline void check_every_radius(const Kernel& kernel) {
-  const Size size = size_param("small_size");
+  const Size size = kit::picture_size("small_size");
   const std::vector<float> picture = random_picture(size);
   for (int radius = 0; radius <= kMaxFilterRadius; ++radius)
     if (!check_picture(kernel, picture, size, random_filter(radius), radius, size.describe() + " of random pixels",
@@ -238,18 +206,18 @@ inline void check_every_radius(const Kernel& kernel) {
 
 inline void check_lines(const Kernel& kernel) {
   const int radius = int_param("line_radius");
-  for (const Size& size : size_list("line_sizes"))
+  for (const Size& size : kit::picture_sizes("line_sizes"))
     if (!check_random(kernel, size, radius, size.describe(), kernel.look_at)) return;
 }
 
 inline void check_guard(const Kernel& kernel) {
-  const Size size = size_param("guard_size");
+  const Size size = kit::picture_size("guard_size");
   check_random(kernel, size, int_param("guard_radius"),
                size.describe() + ": the last blocks have threads past the right and bottom edges", kernel.look_at);
 }
 
 inline void check_large(const Kernel& kernel) {
-  const Size size = size_param("large_size");
+  const Size size = kit::picture_size("large_size");
   check_random(kernel, size, int_param("large_radius"), size.describe("large"), kernel.look_at);
 }
 

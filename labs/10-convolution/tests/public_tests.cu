@@ -26,7 +26,7 @@ TEST_CASE("convolve_tiled: one pixel and pictures one pixel wide or tall") { che
 
 TEST_CASE("convolve_tiled: pictures whose sides are not multiples of the tile") {
   const int radius = int_param("tile_radius");
-  for (const Size& size : size_list("tile_sizes"))
+  for (const Size& size : kit::picture_sizes("tile_sizes"))
     if (!check_random(tiled(), size, radius, size.describe() + ", the last tiles partly outside it", kLookAtTileEdges))
       return;
 }
@@ -83,7 +83,7 @@ kit::Ceiling fft_convolution_ceiling(const float* d_in, const std::vector<float>
 // in constant memory. The harness checks that every output pixel is written each time and
 // compares sampled rows (new ones each time) with the CPU reference after calls chosen at random.
 void time_convolution(const Kernel& kernel, const std::string& measurement, int radius, bool fft_peer) {
-  const Size size = size_param("timing_size");
+  const Size size = kit::picture_size("timing_size");
   const std::size_t pixels = size.pixels();
   constexpr float kLow = 0.0f, kHigh = 1.0f;  // brightness, as random_picture makes it
   const std::vector<float> filter = random_filter(radius);

@@ -65,56 +65,56 @@ bool blur_exact(const Size& size, int radius) {
 // Swapped x and y (the grid sized the wrong way round, or x * width + y as the index) can pass
 // on square pictures; here width and height differ, both ways round.
 TEST_CASE("scale_picture (hidden): non-square pictures in both orientations") {
-  for (const Size& size : size_list("non_square_sizes"))
+  for (const Size& size : kit::picture_sizes("non_square_sizes"))
     if (!check_scale(size, size.describe() + ", not square", kLookAtScaleAxes)) return;
 }
 
 // Wrong grid rounding and a guard on one side only show up right at block edges.
 TEST_CASE("scale_picture (hidden): sizes one either side of block multiples") {
-  for (const Size& size : size_list("boundary_sizes"))
+  for (const Size& size : kit::picture_sizes("boundary_sizes"))
     if (!check_scale(size, size.describe() + ", next to a multiple of common block sizes", kLookAtScaleGrid)) return;
 }
 
 TEST_CASE("scale_picture (hidden): a large picture") {
-  const Size size = size_param("scale_large_size");
+  const Size size = kit::picture_size("scale_large_size");
   check_scale(size, size.describe("large"));
 }
 
 // ---- Part 2 ----------------------------------------------------------------------------------
 
 TEST_CASE("rgb_to_gray (hidden): sizes one either side of block multiples") {
-  for (const Size& size : size_list("boundary_sizes"))
+  for (const Size& size : kit::picture_sizes("boundary_sizes"))
     if (!check_gray(size, size.describe() + ", next to a multiple of common block sizes", kLookAtGrayGrid)) return;
-  for (const Size& size : size_list("non_square_sizes"))
+  for (const Size& size : kit::picture_sizes("non_square_sizes"))
     if (!check_gray(size, size.describe() + ", not square", kLookAtGrayGrid)) return;
 }
 
 // Over 33 million pixels and 100 MB of colour: 32-bit byte offsets are still enough, but a
 // grid limited to 65535 blocks in one dimension is not.
 TEST_CASE("rgb_to_gray (hidden): a very large picture") {
-  const Size size = size_param("gray_very_large_size");
+  const Size size = kit::picture_size("gray_very_large_size");
   check_gray(size, size.describe("very large"));
 }
 
 // ---- Part 3 ----------------------------------------------------------------------------------
 
 TEST_CASE("box_blur (hidden): non-square pictures at several radii") {
-  for (const Size& size : size_list("non_square_sizes"))
-    for (const int radius : int_list("hidden_blur_radii"))
+  for (const Size& size : kit::picture_sizes("non_square_sizes"))
+    for (const int radius : kit::param_int_list("hidden_blur_radii"))
       if (!check_blur(size, radius, size.describe() + ", not square", kLookAtBlurAxes)) return;
 }
 
 // A window larger than a shared-memory tile that only holds a small border.
 TEST_CASE("box_blur (hidden): a wide window on a mid-size picture") {
-  const Size size = size_param("blur_wide_size");
+  const Size size = kit::picture_size("blur_wide_size");
   check_blur(size, static_cast<int>(kit::param_int("blur_wide_radius")), size.describe() + " with a wide window");
 }
 
 TEST_CASE("box_blur (hidden): sizes next to block multiples and a large picture") {
-  for (const Size& size : size_list("boundary_sizes"))
+  for (const Size& size : kit::picture_sizes("boundary_sizes"))
     for (const int radius : {1, 2})
       if (!check_blur(size, radius, size.describe() + ", next to a multiple of common block sizes")) return;
-  const Size large = size_param("blur_large_size");
+  const Size large = kit::picture_size("blur_large_size");
   check_blur(large, static_cast<int>(kit::param_int("blur_large_radius")), large.describe("large"));
 }
 
@@ -123,24 +123,24 @@ TEST_CASE("box_blur (hidden): sizes next to block multiples and a large picture"
 // memcheck: every read and write stays inside the pictures, also those no result shows (a tile
 // border loaded from rows below the picture, say).
 TEST_CASE("scale_picture (hidden): no read or write outside the pictures (compute-sanitizer memcheck)") {
-  scale_exact(size_param("sanitizer_size"));
+  scale_exact(kit::picture_size("sanitizer_size"));
 }
 
 TEST_CASE("rgb_to_gray (hidden): no read or write outside the pictures (compute-sanitizer memcheck)") {
-  gray_exact(size_param("sanitizer_size"));
+  gray_exact(kit::picture_size("sanitizer_size"));
 }
 
 TEST_CASE("box_blur (hidden): no read or write outside the pictures (compute-sanitizer memcheck)") {
-  for (const int radius : int_list("sanitizer_blur_radii"))
-    if (!blur_exact(size_param("sanitizer_size"), radius)) return;
+  for (const int radius : kit::param_int_list("sanitizer_blur_radii"))
+    if (!blur_exact(kit::picture_size("sanitizer_size"), radius)) return;
 }
 
 // racecheck: shared memory written by one thread is read by another only after a barrier.
 TEST_CASE("rgb_to_gray (hidden): no shared-memory race (compute-sanitizer racecheck)") {
-  gray_exact(size_param("sanitizer_size"));
+  gray_exact(kit::picture_size("sanitizer_size"));
 }
 
 TEST_CASE("box_blur (hidden): no shared-memory race (compute-sanitizer racecheck)") {
-  for (const int radius : int_list("sanitizer_blur_radii"))
-    if (!blur_exact(size_param("sanitizer_size"), radius)) return;
+  for (const int radius : kit::param_int_list("sanitizer_blur_radii"))
+    if (!blur_exact(kit::picture_size("sanitizer_size"), radius)) return;
 }
