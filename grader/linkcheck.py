@@ -41,7 +41,8 @@ ALLOWED_CALLS = tuple(re.compile(p) for p in (
     r"_ZT[VIS]\w+",  # vtables and type information
     r"_ZSt\d*__throw_\w+", r"_ZSt9terminatev",  # errors thrown by the standard library
     r"_ZNSt\d*(?:__cxx11::)?\d*basic_string\w*", r"_ZNSt7__cxx1112basic_string\w*", r"_ZNKSt7__cxx1112basic_string\w*",
-    r"_ZNSt8ios_base4Init\w*", r"_ZSt4cout", r"_ZSt4cerr", r"_ZSt4endl\w*",
+    r"_ZNSt8ios_base4Init\w*", r"_ZSt21ios_base_library_initv",  # <iostream>'s set-up (libstdc++ 13 and later)
+    r"_ZSt4cout", r"_ZSt4cerr", r"_ZSt4endl\w*",
     r"_ZNSo\w*", r"_ZNKSo\w*", r"_ZStlsISt11char_traitsIcEERSt13basic_ostreamIcT_ES5_PKc",
     r"_ZSt16__ostream_insert\w*", r"_GLOBAL_OFFSET_TABLE_",
     r"_ZNK?St\d+(?:exception|runtime_error|logic_error|invalid_argument|out_of_range|length_error|overflow_error"
