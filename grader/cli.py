@@ -5,6 +5,7 @@ import argparse
 import signal
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
@@ -191,7 +192,9 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="kit-gpu-probe-") as folder:
         list_cases(configs[0], build.binary_path(build_dir, configs[0].name, "reference"), Path(folder))
     # One lab at a time (two builds in one build folder at once would trample each other), each with every core.
+    started = time.monotonic()
     unbuilt = {config.name: build.build_variants(build_dir, config) for config in configs}
+    print(f"(variants built in {time.monotonic() - started:.0f} s)", flush=True)
     unbuilt = {lab: built.errors() for lab, built in unbuilt.items() if not built.ok}
 
     def check(config: LabConfig) -> tuple[list[str], str]:
@@ -211,7 +214,8 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
         for done in as_completed(checks):
             problems, text = done.result()
             print(text)
-            print(f"\n{checks[done].name}: self-check {'FAILED' if problems else 'passed'}")
+            print(f"\n{checks[done].name}: self-check {'FAILED' if problems else 'passed'} "
+                  f"({time.monotonic() - started:.0f} s since the start)")
             for problem in problems:
                 print(f"  - {problem}")
             print(flush=True)
