@@ -103,7 +103,7 @@ def _figure(plt, title: str, source: dict | None):
     fig.suptitle(title, fontsize=20, fontweight="bold", x=0.02, ha="left")
     if source:
         fig.text(0.02, 0.015, f"Measured on {source['gpu']}, {source['date']} (driver {source['driver']}, "
-                 f"commit {source['commit']}); data: {source['record']}", fontsize=11, color="#444444")
+                 f"commit {source['commit'][:12]}); data: {source['record']}", fontsize=11, color="#444444")
     return fig
 
 
@@ -181,15 +181,38 @@ def _draw_bars(ax, measurements: list[dict], unit: str) -> None:
     y = list(range(len(labels)))[::-1]
     ax.barh(y, values, color=colors, height=0.6)
     ax.set_yticks(y, labels, fontsize=13)
-    top = max(values) if values else 1.0
-    for yy, v, note in zip(y, values, notes):
-        inside = v > 0.6 * top
-        ax.text(v - top * 0.01 if inside else v + top * 0.01, yy, note, va="center",
-                ha="right" if inside else "left", fontsize=12, color="white" if inside else "#1b1f24")
-    ax.set_xlim(0, top * 1.05)
+    _place_notes(ax, y, values, notes)
     ax.set_xlabel(unit, fontsize=14)
     ax.grid(axis="x", alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
+
+
+def _place_notes(ax, y: list[int], values: list[float], notes: list[str]) -> None:
+    """Each bar's note inside its bar where it fits there, else after it, with the x axis long enough for
+    every note after its bar (the widths are measured, so no note runs into the labels or off the chart)."""
+    renderer = ax.figure.canvas.get_renderer()
+    axis_px = ax.get_window_extent(renderer).width
+    pad_px = 0.015 * axis_px
+    texts = [ax.text(0, yy, note, va="center", fontsize=12) for yy, note in zip(y, notes)]
+    for text in texts:  # a long note puts its ratios on a line of their own, or each on its own
+        for long, short in (("  (", "\n("), ("), ", "),\n")):
+            if text.get_window_extent(renderer).width > 0.55 * axis_px:
+                text.set_text(text.get_text().replace(long, short))
+                text.set_fontsize(11)
+    widths = [text.get_window_extent(renderer).width for text in texts]
+    right = 1.05 * max(values, default=1.0)
+    for _ in range(2):  # a longer axis shortens every bar, which may push another note out of its bar
+        inside = [v / right * axis_px >= w + 2 * pad_px for v, w in zip(values, widths)]
+        needed = [v * axis_px / (axis_px - w - 2 * pad_px) for v, w, ins in zip(values, widths, inside)
+                  if not ins and axis_px > w + 2 * pad_px]
+        right = max([right] + needed)
+    inside = [v / right * axis_px >= w + 2 * pad_px for v, w in zip(values, widths)]
+    for text, v, ins in zip(texts, values, inside):
+        offset = pad_px / axis_px * right
+        text.set_x(v - offset if ins else v + offset)
+        text.set_horizontalalignment("right" if ins else "left")
+        text.set_color("white" if ins else "#1b1f24")
+    ax.set_xlim(0, right)
 
 
 STREAM_STAGES = ("stage_copy_in", "stage_compute", "stage_copy_out")
