@@ -176,6 +176,8 @@ class _Student:
     lock_wait: dict[str, float] = field(default_factory=lambda: {"shared_s": 0.0, "exclusive_s": 0.0})
     reruns: list[dict] = field(default_factory=list)
     phases_s: dict[str, float] = field(default_factory=dict)  # where this student's time went
+    # Per test case: the program's whole run (sandbox, CUDA start, inputs, test) and the test's own seconds.
+    case_s: dict[str, dict[str, float]] = field(default_factory=dict)
     budget: run.Budget = field(default_factory=run.Budget)  # spent once a case runs out of time or memory
 
 
@@ -381,7 +383,9 @@ class ClassGrading:
             self._score(state)
 
     def _run_case(self, state: _Student, case: str) -> CaseOutcome:
+        started = time.monotonic()
         outcome = grade.run_one(self.config, state.binary, case, state.work / "run", state.budget)
+        state.case_s[case] = {"run": round(time.monotonic() - started, 3), "test": round(outcome.seconds, 3)}
         state.outcomes[case] = outcome
         return outcome
 
@@ -514,6 +518,7 @@ class ClassGrading:
         if evaluation is not None:
             extra["lock_wait_by_kind_s"] = {key: round(value, 3) for key, value in state.lock_wait.items()}
             extra["reruns"] = state.reruns
+            extra["case_s"] = state.case_s
         folder = self.out_dir / state.student.name
         report.write_json(folder / summary.RESULTS, graded.results)
         report.write_text(folder / "report.txt", graded.table + "\n")

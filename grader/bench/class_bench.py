@@ -115,6 +115,7 @@ def _stats(values: list[float]) -> dict:
 def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     results = summary.read_results(out, sorted(kinds))
     phases: dict[str, list[float]] = {}
+    cases: dict[str, dict[str, list[float]]] = {}
     by_kind: dict[str, list[float]] = {}
     perf: dict[str, float] = {}
     for student, result in results.items():
@@ -123,12 +124,18 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
             phases.setdefault(phase, []).append(seconds)
         for key, seconds in extra.get("lock_wait_by_kind_s", {}).items():
             phases.setdefault(f"lock_wait_{key}", []).append(seconds)
+        for case, seconds in extra.get("case_s", {}).items():
+            for part, value in seconds.items():
+                cases.setdefault(case, {}).setdefault(part, []).append(value)
         by_kind.setdefault(kinds[student].split(" ")[0], []).append(result["score"])
         perf[student] = sum(t["score"] for t in result["tests"] if t["name"].startswith("performance"))
     references = [results[s]["score"] for s, k in kinds.items() if k == "reference" and s in results]
     return {
         "graded": len(results),
         "phases_s": {phase: _stats(values) for phase, values in sorted(phases.items())},
+        # Where the GPU-side time goes, the costliest case first: "run" is the whole program, "test" the case.
+        "cases_s": dict(sorted(((case, {part: _stats(v) for part, v in parts.items()}) for case, parts in cases.items()),
+                               key=lambda item: -item[1]["run"]["sum"])),
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
         "references_full_marks": f"{sum(s >= config.max_points for s in references)}/{len(references)}",
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),

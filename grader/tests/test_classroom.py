@@ -157,6 +157,10 @@ def test_audit_trail_in_results(lab, tmp_path: Path):
     assert extra["timings"]["toy timing: fast"][0]["median_s"] == pytest.approx(0.00115)
     assert extra["reference_timings"]["toy timing: fast"][0]["median_s"] == pytest.approx(0.001)
     assert results(out, "alice")["extra_data"]["reruns"] == []
+    # Each case the student ran: the program's whole run, and the seconds its test reported (0.05 in fake_gpu).
+    assert set(extra["case_s"]) == {"toy: adds", "toy: hangs when broken", "toy: holds little device memory",
+                                    "toy timing: fast"}
+    assert all(s["test"] == pytest.approx(0.05) and s["run"] >= s["test"] for s in extra["case_s"].values())
 
 
 def test_resume_keeps_finished_students_and_regrades_changed_ones(lab, tmp_path: Path):

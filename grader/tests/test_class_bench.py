@@ -1,0 +1,52 @@
+"""The class benchmark's parts that need no GPU: the generated class, the broken submissions, the analysis."""
+import json
+from pathlib import Path
+
+import pytest
+
+from grader.bench import class_bench
+
+KERNEL = "__global__ void add(float* c, int n) {\n  c[0] = 1.0f;\n}\nvoid launch() {\n  add<<<1, 1>>>(c, n);\n}\n"
+
+
+def test_a_class_of_200_has_every_kind_and_mostly_references():
+    kinds = class_bench.composition(200, wrong=4)
+    assert len(kinds) == 200
+    assert {"compile-error", "forbidden", "skeleton", "faults", "never-ends", "slow"} <= set(kinds)
+    assert {f"wrong-{i}" for i in range(4)} <= set(kinds)
+    assert kinds.count("never-ends") == 1 and kinds.count("slow") == 10
+    assert kinds.count("reference") > 100
+
+
+def test_a_small_class_still_has_one_of_each_while_it_can():
+    assert class_bench.composition(3, wrong=2) == ["reference", "compile-error", "forbidden"]
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("never-ends", "volatile int forever = 1;"),
+    ("faults", "*static_cast<volatile int*>(nullptr) = 0;"),
+    ("forbidden", "= system;"),
+    ("compile-error", "int this_line_does_not_compile = ;"),
+])
+def test_each_broken_kind_changes_the_reference_as_it_says(kind: str, expected: str):
+    text = class_bench.broken(kind, KERNEL)
+    assert expected in text and text != KERNEL
+
+
+def test_a_slow_submission_launches_every_kernel_twice():
+    assert class_bench.broken("slow", KERNEL).count("add<<<1, 1>>>(c, n);") == 2
+
+
+def test_the_analysis_sums_phases_and_cases(lab01, tmp_path: Path):
+    for student, score, kind in (("s0", 100.0, "reference"), ("s1", 40.0, "wrong x")):
+        folder = tmp_path / student
+        folder.mkdir()
+        extra = {"phases_s": {"build_s": 10.0}, "case_s": {"a": {"run": 2.0, "test": 1.5}, "b": {"run": 1.0, "test": 0.5}}}
+        tests = [{"name": "performance: vector_add_kernel", "score": 30.0 if kind == "reference" else 0.0}]
+        (folder / "results.json").write_text(json.dumps({"score": score, "tests": tests, "extra_data": extra}))
+    report = class_bench.analyse(lab01, {"s0": "reference", "s1": "wrong x"}, tmp_path)
+    assert report["graded"] == 2 and report["references_full_marks"] == "1/1"
+    assert report["phases_s"]["build_s"]["sum"] == 20.0
+    assert list(report["cases_s"]) == ["a", "b"]  # the costliest first
+    assert report["cases_s"]["a"]["run"]["mean"] == 2.0 and report["cases_s"]["a"]["test"]["sum"] == 3.0
+    assert report["scores_by_kind"]["wrong"]["mean"] == 40.0
