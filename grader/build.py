@@ -17,7 +17,7 @@ from pathlib import Path
 
 from grader import sandbox
 from grader.config import REPO_ROOT, LabConfig
-from grader.proc import run_process, scrubbed_env
+from grader.proc import ProcessResult, run_process, scrubbed_env
 
 ERROR_LINES_SHOWN = 40
 
@@ -68,10 +68,13 @@ def configure(config: LabConfig, build_dir: Path, student_dir: Path | None) -> B
     return BuildResult(ok=result.ok, binary=None, log=result.output)
 
 
+def _build_target(config: LabConfig, build_dir: Path, target: str) -> ProcessResult:
+    command = ["cmake", "--build", str(build_dir), "--target", target, "--parallel", str(os.cpu_count() or 2)]
+    return run_process(command, cwd=build_dir, env=_build_env(build_dir), timeout_s=config.build_timeout_s)
+
+
 def build(config: LabConfig, build_dir: Path, variant: str) -> BuildResult:
-    command = ["cmake", "--build", str(build_dir), "--target", target_name(config.name, variant),
-               "--parallel", str(os.cpu_count() or 2)]
-    result = run_process(command, cwd=build_dir, env=_build_env(build_dir), timeout_s=config.build_timeout_s)
+    result = _build_target(config, build_dir, target_name(config.name, variant))
     log = result.output
     if result.timed_out:
         log += f"\nThe build did not finish within {config.build_timeout_s:.0f} s and was stopped."
@@ -82,9 +85,7 @@ def build(config: LabConfig, build_dir: Path, variant: str) -> BuildResult:
 
 def build_variants(build_dir: Path, config: LabConfig) -> BuildResult:
     """The self-check's wrong and right variants of a lab (`<lab>-variants`; not part of `all`)."""
-    command = ["cmake", "--build", str(build_dir), "--target", f"{config.name}-variants",
-               "--parallel", str(os.cpu_count() or 2)]
-    result = run_process(command, cwd=build_dir, env=_build_env(build_dir), timeout_s=config.build_timeout_s)
+    result = _build_target(config, build_dir, f"{config.name}-variants")
     return BuildResult(ok=result.ok, binary=None, log=result.output)
 
 

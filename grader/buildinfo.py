@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader import sanitizer
-from grader.config import KNOWN_LIBRARIES, ConfigError, LabConfig, VariantSpec, WrongSpec
+from grader.config import KNOWN_LIBRARIES, ConfigError, LabConfig
 
 
 def _param_line(key: str, value: object) -> str:
@@ -31,14 +31,13 @@ def _on(flag: bool) -> str:
     return "ON" if flag else "OFF"
 
 
-def variant_sources(config: LabConfig, variants: tuple[VariantSpec, ...]) -> dict[str, dict[str, str]]:
-    """Each variant's files (wrong or right): name -> {file name: text}."""
+def variant_sources(config: LabConfig, table: str) -> dict[str, dict[str, str]]:
+    """The files of each variant in hidden.toml's [[wrong]] or [[right]] (`table`): name -> {file name: text}."""
     sources = {}
-    for variant in variants:
+    for variant in getattr(config, table):
         files = {name: (config.solution_dir / name).read_text() for name in config.student_files}
         count = files[variant.file].count(variant.replace)
         if count != 1:
-            table = "wrong" if isinstance(variant, WrongSpec) else "right"
             raise ConfigError(f"solutions/{config.name}/hidden.toml [[{table}]] '{variant.name}': the text to "
                               f"replace occurs {count} times in {variant.file} (it must occur exactly once): "
                               f"{variant.replace!r}")
@@ -84,8 +83,8 @@ def write(config: LabConfig, out: Path) -> None:
     _write_if_changed(out / "params.txt", "\n".join(params) + "\n")
     _write_if_changed(out / "lab.cmake", lab_cmake(config))
     if config.solution_dir is not None:
-        for table, variants in (("wrong", config.wrong), ("right", config.right)):
-            for name, files in variant_sources(config, variants).items():
+        for table in ("wrong", "right"):
+            for name, files in variant_sources(config, table).items():
                 for file_name, text in files.items():
                     _write_if_changed(out / table / name / file_name, text)
 

@@ -193,9 +193,9 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
         list_cases(configs[0], build.binary_path(build_dir, configs[0].name, "reference"), Path(folder))
     # One lab at a time (two builds in one build folder at once would trample each other), each with every core.
     started = time.monotonic()
-    unbuilt = {config.name: build.build_variants(build_dir, config) for config in configs}
+    builds = {config.name: build.build_variants(build_dir, config) for config in configs}
     print(f"(variants built in {time.monotonic() - started:.0f} s)", flush=True)
-    unbuilt = {lab: built.errors() for lab, built in unbuilt.items() if not built.ok}
+    unbuilt = {lab: built.errors() for lab, built in builds.items() if not built.ok}
 
     def check(config: LabConfig) -> tuple[list[str], str]:
         if config.name in unbuilt:

@@ -84,7 +84,7 @@ def make_class(config: LabConfig, n: int, folder: Path) -> dict[str, str]:
         raise SystemExit(f"{config.name} has no solutions/ folder: the benchmark needs the reference")
     reference = {name: (config.solution_dir / name).read_text() for name in config.student_files}
     skeleton = {name: (config.lab_dir / name).read_text() for name in config.student_files}
-    wrong = list(buildinfo.variant_sources(config, config.wrong).items())
+    wrong = list(buildinfo.variant_sources(config, "wrong").items())
     main = config.student_files[0]
     kinds = {}
     for i, kind in enumerate(composition(n, len(wrong))):
