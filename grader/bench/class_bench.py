@@ -53,7 +53,9 @@ def broken(kind: str, text: str) -> str:
     if kind == "compile-error":
         return text + "\nint this_line_does_not_compile = ;\n"
     if kind == "never-ends":
-        return _into_first_kernel(text, "  volatile int forever = 1;\n  while (forever) {\n  }\n")
+        # The clock is never negative, but the compiler cannot know it: a loop on a constant it could
+        # drop (a `volatile` local becomes a register, and ptxas then removes the loop).
+        return _into_first_kernel(text, "  while (clock64() >= 0) {\n  }\n")
     if kind == "faults":
         return _into_first_kernel(text, "  *static_cast<volatile int*>(nullptr) = 0;\n")
     if kind == "forbidden":

@@ -18,7 +18,11 @@ std::string where(std::size_t index, std::size_t row_length) {
 std::string MismatchLog::message(const std::string& what, const CaseContext& context) const {
   std::ostringstream message;
   message << "Wrong " << what << " for input: " << context.input << " (seed " << run_seed() << ").\n";
-  message << count_ << " of " << total_ << " elements are wrong";
+  if (sampled_from_ > 0)
+    message << count_ << " of the " << total_ << " elements checked (at positions drawn at random from all "
+            << sampled_from_ << ") are wrong";
+  else
+    message << count_ << " of " << total_ << " elements are wrong";
   if (unwritten_ == total_)
     message << ", and none was written: every one still holds the poison the test put there before the call."
                " Is the kernel launched with enough blocks, and is the result copied back?";

@@ -58,9 +58,11 @@ Rng Rng::for_case(const std::string& stream) {
 }
 
 std::vector<float> Rng::uniform_floats(std::size_t count, float low, float high) const {
-  const double span = static_cast<double>(high) - low;
-  return generate<float>(
-      count, [&](std::size_t i) { return detail::uniform_float(detail::random_bits(seed_, i), low, span); });
+  return generate<float>(count, [&](std::size_t i) { return uniform_float_at(i, low, high); });
+}
+
+float Rng::uniform_float_at(std::size_t index, float low, float high) const {
+  return detail::uniform_float(detail::random_bits(seed_, index), low, static_cast<double>(high) - low);
 }
 
 std::vector<double> Rng::uniform_doubles(std::size_t count, double low, double high) const {

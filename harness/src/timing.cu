@@ -78,6 +78,25 @@ std::size_t count_fill_on_host(const Output& output) {
   return count;
 }
 
+// ---- reading an output at sampled positions ----------------------------------
+
+template <class Word>
+__global__ void gather_kernel(const Word* data, const std::size_t* positions, std::size_t count, Word* out) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    out[i] = data[positions[i]];
+}
+
+template <class Word>
+void gather_words(const void* data, const std::vector<std::size_t>& positions, void* out) {
+  const DeviceBuffer<std::size_t> d_positions(positions);
+  DeviceBuffer<Word> d_out(positions.size());
+  gather_kernel<<<grid_for(positions.size()), kBlockSize>>>(static_cast<const Word*>(data), d_positions.data(),
+                                                            positions.size(), d_out.data());
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(out, d_out.data(), d_out.bytes(), cudaMemcpyDeviceToHost));
+}
+
 // ---- emptying the L2 cache -----------------------------------------------------
 
 // Reads every word of `data`. The sum is stored only if it matches a value the
@@ -239,6 +258,30 @@ std::vector<int> choose_verified_calls(int repeats, std::uint64_t entropy) {
   if (repeats >= 1) chosen.push_back(repeats);
   std::sort(chosen.begin(), chosen.end());
   return chosen;
+}
+
+std::vector<std::size_t> sample_positions(std::size_t size, std::size_t samples) {
+  if (size == 0) return {};
+  std::random_device entropy;
+  std::mt19937_64 engine((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
+  std::uniform_int_distribution<std::size_t> position(0, size - 1);
+  std::vector<std::size_t> positions{0, size - 1};
+  for (std::size_t i = 0; i < samples; ++i) positions.push_back(position(engine));
+  std::sort(positions.begin(), positions.end());
+  return positions;
+}
+
+void gather_elements(const void* data, std::size_t element_size, const std::vector<std::size_t>& positions,
+                     void* out) {
+  if (positions.empty()) return;
+  switch (element_size) {
+    case 1: return gather_words<std::uint8_t>(data, positions, out);
+    case 2: return gather_words<std::uint16_t>(data, positions, out);
+    case 4: return gather_words<std::uint32_t>(data, positions, out);
+    case 8: return gather_words<unsigned long long>(data, positions, out);
+  }
+  throw std::invalid_argument("gather: elements of " + std::to_string(element_size) +
+                              " bytes; only 1, 2, 4 and 8-byte elements can be gathered");
 }
 
 GuardedRun run_guarded(const TimedWork& work, const TimingOptions& options) {

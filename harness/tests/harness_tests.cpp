@@ -52,6 +52,41 @@ TEST_CASE("harness: random inputs depend only on the seed and the index" * KIT_C
   CHECK(*std::max_element(ints.begin(), ints.end()) == 2);
 }
 
+TEST_CASE("harness: one random element made alone equals the same element of the whole input" * KIT_CPU_ONLY) {
+  const kit::Rng rng(11);
+  const auto all = rng.uniform_floats(5000, 0.0f, 1.0f);
+  for (const std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{2047}, std::size_t{4999}})
+    CHECK(rng.uniform_float_at(i, 0.0f, 1.0f) == all[i]);
+}
+
+TEST_CASE("harness: sampled positions cover both ends, stay inside and differ from run to run" * KIT_CPU_ONLY) {
+  const std::size_t size = 1000003;
+  const auto positions = kit::sample_positions(size, 4096);
+  REQUIRE(positions.size() == 4098);
+  CHECK(std::is_sorted(positions.begin(), positions.end()));
+  CHECK(positions.front() == 0);
+  CHECK(positions.back() == size - 1);
+  CHECK(std::set<std::size_t>(positions.begin(), positions.end()).size() > 4000);  // few repeats
+  CHECK(kit::sample_positions(size, 4096) != positions);  // from the OS's entropy: not predictable
+  CHECK(kit::sample_positions(1, 10) == std::vector<std::size_t>(12, 0));
+  CHECK(kit::sample_positions(0, 10).empty());
+}
+
+TEST_CASE("harness: an output checked at sampled positions names a wrong one by its place in the whole" *
+          KIT_CPU_ONLY) {
+  const std::vector<std::size_t> positions{0, 17, 123456, 999999};
+  const std::vector<double> expected{1, 2, 3, 4};
+  std::vector<float> got{1, 2, 3, 4};
+  CHECK(kit::expect_close_at(got, expected, positions, 1000000, {1e-6, 0.0}, {"n = 1000000", ""}));
+
+  got[2] = kit::poison_value<float>();
+  kit::detail::MismatchLog log(positions.size(), 1000000);
+  log.add(positions[2], true, [] { return std::pair{std::string("3"), std::string("never written (poison)")}; });
+  const std::string text = log.message("result", {"n = 1000000", "vector_add_kernel"});
+  CHECK(contains(text, "1 of the 4 elements checked (at positions drawn at random from all 1000000) are wrong"));
+  CHECK(contains(text, "[123456]: 3, never written (poison)"));
+}
+
 TEST_CASE("harness: a mismatch report names the input, the seed, the count and the first elements" * KIT_CPU_ONLY) {
   const std::vector<double> expected{1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<float> got{1, 2, 3, 4, 5, 6, 7, 8};

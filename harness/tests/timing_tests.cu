@@ -80,6 +80,20 @@ TEST_CASE("harness: the GPU's random fills equal the CPU's numbers") {
   }
 }
 
+TEST_CASE("harness: gather reads device memory at the given positions, for every element size") {
+  const auto values = kit::Rng(5).uniform_floats(kCount, -1.0f, 1.0f);
+  const kit::DeviceBuffer<float> floats(values);
+  const auto positions = kit::sample_positions(kCount, 1000);
+  const auto got = kit::gather(floats.data(), positions);
+  REQUIRE(got.size() == positions.size());
+  for (std::size_t i = 0; i < positions.size(); ++i) CHECK(got[i] == values[positions[i]]);
+
+  const auto bytes = kit::Rng(6).uniform_bytes(kCount);
+  const kit::DeviceBuffer<std::uint8_t> d_bytes(bytes);
+  const auto got_bytes = kit::gather(d_bytes.data(), positions);
+  for (std::size_t i = 0; i < positions.size(); ++i) CHECK(got_bytes[i] == bytes[positions[i]]);
+}
+
 TEST_CASE("harness: the poison check counts unwritten elements in device memory") {
   kit::DeviceBuffer<std::uint8_t> bytes(kCount);
   const kit::Output output = kit::Output::device("gray", bytes.data(), kCount, 0);

@@ -41,7 +41,9 @@ struct Mismatch {
 // Collects mismatches: their count, how many were never written, the first few.
 class MismatchLog {
  public:
-  explicit MismatchLog(std::size_t total) : total_(total) {}
+  // `total` elements checked; `sampled_from`, when above 0, the size of the output they were
+  // drawn from (a timed call's output checked at random positions).
+  explicit MismatchLog(std::size_t total, std::size_t sampled_from = 0) : total_(total), sampled_from_(sampled_from) {}
   // Counts a mismatch; `describe` (returning {expected, got} as text) runs only
   // for the few that are shown, so a wholly wrong large output stays fast to check.
   template <class Describe>
@@ -63,6 +65,7 @@ class MismatchLog {
  private:
   static constexpr std::size_t kShown = 5;
   std::size_t total_;
+  std::size_t sampled_from_;
   std::size_t count_ = 0;
   std::size_t unwritten_ = 0;
   std::vector<Mismatch> first_;
@@ -109,6 +112,23 @@ bool expect_close(const std::vector<T>& got, const std::vector<double>& expected
                   const CaseContext& context) {
   return expect_within(
       got, expected, [&](std::size_t i) { return tolerance.abs + tolerance.rel * std::fabs(expected[i]); }, context);
+}
+
+// expect_close for an output of `size` elements checked at `positions` only: got[i] and
+// expected[i] are its elements at positions[i], and a mismatch is reported at its position in
+// the whole output. For timed calls, whose outputs are too large to compare in full after each
+// (kit::sample_positions says why a sample is enough).
+template <class T>
+bool expect_close_at(const std::vector<T>& got, const std::vector<double>& expected,
+                     const std::vector<std::size_t>& positions, std::size_t size, Tolerance tolerance,
+                     const CaseContext& context) {
+  detail::MismatchLog log(positions.size(), size);
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    const double value = static_cast<double>(got.at(i));
+    if (!(std::fabs(value - expected.at(i)) <= tolerance.abs + tolerance.rel * std::fabs(expected[i])))
+      log.add(positions[i], is_poison(got[i]), [&] { return std::pair{detail::show(expected[i]), detail::show(got[i])}; });
+  }
+  return log.report("result", context);
 }
 
 // Exact comparison, for integers and bytes.

@@ -34,6 +34,9 @@ class Rng {
   explicit Rng(std::uint64_t seed) : seed_(seed) {}
 
   std::vector<float> uniform_floats(std::size_t count, float low, float high) const;
+  // Element `index` of uniform_floats(count, low, high), whatever the count: for checking an
+  // output at a few positions without making the whole input again.
+  float uniform_float_at(std::size_t index, float low, float high) const;
   std::vector<double> uniform_doubles(std::size_t count, double low, double high) const;
   std::vector<int> uniform_ints(std::size_t count, int low, int high) const;  // inclusive bounds
   std::vector<std::uint8_t> uniform_bytes(std::size_t count) const;

@@ -167,6 +167,26 @@ Timing time_device_work(const std::function<void()>& call, const TimingOptions& 
 // the samples go unverified.
 std::vector<int> choose_verified_calls(int repeats, std::uint64_t entropy);
 
+// Where a verify compares a timed call's output when comparing all of it on the CPU would
+// cost far more than the call (a quarter of a gigabyte, made again for each verified call):
+// `samples` positions drawn from the operating system's entropy after the call, so the
+// submission cannot know them, and the first and the last element; ascending, repeats
+// possible. Enough, with the poison check, which still covers every element: a call that
+// skips work leaves poison, and one that writes wrong values into a fraction f of the output
+// escapes one verified call with probability (1 - f)^samples, e^-65 for f = 0.1% and 65536
+// samples, and must escape every verified call.
+std::vector<std::size_t> sample_positions(std::size_t size, std::size_t samples);
+
+// The elements of device memory `data` at `positions`, read on the GPU (elements of 1, 2, 4 or 8 bytes).
+void gather_elements(const void* data, std::size_t element_size, const std::vector<std::size_t>& positions,
+                     void* out);
+template <class T>
+std::vector<T> gather(const T* data, const std::vector<std::size_t>& positions) {
+  std::vector<T> values(positions.size());
+  gather_elements(data, sizeof(T), positions, values.data());
+  return values;
+}
+
 // Why a measurement is faster than a bound ceiling allows ("" when it is not):
 // its rate above measurement.ceiling_margin x the ceiling's.
 std::string implausibility(const Measurement& measurement);
