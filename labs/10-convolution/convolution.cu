@@ -57,32 +57,43 @@ void launch_convolve_naive(const float* d_in, float* d_out, int width, int heigh
 // Part 3: a tile and its halo in shared memory.
 // ---------------------------------------------------------------------------------------------
 
-// A block computes a tile of kTileWidth x kTileHeight output pixels with kTileWidth x
-// kTileThreadsY threads; each thread computes kRowsPerThread outputs, one below the other, in
-// one column. You may change the values (kTileWidth a multiple of 32, so that a warp is one row).
+// A block computes a strip of kStripTiles tiles, one below the other, each of kTileWidth x
+// kTileHeight output pixels, with kTileWidth x kTileThreadsY threads; each thread computes
+// kRowsPerThread outputs of a tile, one below the other, in one column. While the block computes
+// one tile, the loads of the next are already on their way, so memory never waits for the
+// arithmetic. You may change the values (kTileWidth a multiple of 32, so that a warp is one row;
+// kStripTiles = 1, one tile per block, is the version to get right first).
 constexpr int kTileWidth = 32;                               // output columns per block = threads in x
-constexpr int kTileThreadsY = 8;                             // threads per block in y
+constexpr int kTileThreadsY = 4;                             // threads per block in y
 constexpr int kRowsPerThread = 8;                            // output rows per thread
-constexpr int kTileHeight = kTileThreadsY * kRowsPerThread;  // 64 output rows per block
-constexpr int kTileThreads = kTileWidth * kTileThreadsY;     // 256 threads per block
+constexpr int kStripTiles = 8;                               // tiles per block, one below the other
+constexpr int kTileHeight = kTileThreadsY * kRowsPerThread;  // 32 output rows per tile
+constexpr int kStripHeight = kStripTiles * kTileHeight;      // 256 output rows per block
+constexpr int kTileThreads = kTileWidth * kTileThreadsY;     // 128 threads per block
 
 // The same result as convolve_naive_kernel for a filter of radius R, known when the kernel is
 // compiled: the tile's shared array, (kTileWidth + 2R) x (kTileHeight + 2R) floats, must have a
 // size known at compile time, and loops over the window can be unrolled into straight-line
 // code. Block (bx, by) computes the outputs of columns bx * kTileWidth .. + kTileWidth - 1 and
-// rows by * kTileHeight .. + kTileHeight - 1. [36 points with the hidden tests, and 30 for speed]
+// rows by * kStripHeight .. + kStripHeight - 1, a tile at a time. [36 points with the hidden
+// tests, and 30 for speed]
 // May assume: blockDim = (kTileWidth, kTileThreadsY); in and out hold width * height floats.
 // Must not: read in, or write out, outside the picture.
 template <int R>
 __global__ void __launch_bounds__(kTileThreads)
     convolve_tiled_kernel(const float* in, float* out, int width, int height) {
-  // TODO: 1. load the block's input tile into shared memory: its output pixels plus a halo of
-  //          R pixels on every side, with 0 for the pixels that lie outside the picture. Let
+  // TODO: for each tile of the block's strip, from the top (stop at the picture's last row):
+  //       1. load the tile's input into shared memory: its output pixels plus a halo of R
+  //          pixels on every side, with 0 for the pixels that lie outside the picture. Let
   //          neighbouring threads load neighbouring pixels, so that the loads are coalesced.
   //       2. wait until the whole tile is in shared memory: every window holds pixels that
   //          other threads loaded.
   //       3. compute each of the thread's outputs from the tile and c_filter, and write those
   //          that lie inside the picture.
+  //       Before loading the next tile into the shared array, wait until every thread has
+  //       finished reading the windows of this one. Then make it fast: load each tile into
+  //       registers first, and start the next tile's loads (into registers) before computing
+  //       this tile, so that they are in flight while the block computes.
 }
 
 // Launches convolve_tiled_kernel<R> over a width x height picture in device memory.
@@ -90,7 +101,7 @@ template <int R>
 void launch_convolve_tiled_radius(const float* d_in, float* d_out, int width, int height) {
   // TODO: launch convolve_tiled_kernel<R> on blocks of kTileWidth x kTileThreadsY threads, with
   //       enough blocks to cover every column (kTileWidth per block) and every row
-  //       (kTileHeight per block), rounding both up; then check the launch with
+  //       (kStripHeight per block), rounding both up; then check the launch with
   //       CUDA_CHECK_LAUNCH().
 }
 

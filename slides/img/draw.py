@@ -984,9 +984,9 @@ def convolution_halo_tile() -> Svg:
     s.text(tx, 208, "loaded again (mostly from the L2 cache)", 20, anchor="start", fill=BLOCK_EDGE[0])
     s.text(tx, 248, "0: outside the picture, stored as 0", 20, anchor="start", fill=RED)
     s.text(tx, 276, "(the rule of zero padding)", 20, anchor="start", fill=RED)
-    s.text(tx, 330, "the lab: 32 x 64 outputs per block,", 20, anchor="start")
-    s.text(tx, 358, "(32 + 2r) x (64 + 2r) pixels in shared memory:", 20, anchor="start")
-    s.text(tx, 386, "36 x 68 = 2448 loads for 2048 outputs at r = 2", 20, anchor="start")
+    s.text(tx, 330, "the lab: tiles of 32 x 32 outputs,", 20, anchor="start")
+    s.text(tx, 358, "(32 + 2r) x (32 + 2r) pixels in shared memory:", 20, anchor="start")
+    s.text(tx, 386, "36 x 36 = 1296 loads for 1024 outputs at r = 2", 20, anchor="start")
     s.text(tx, 430, "load, __syncthreads(), then compute", 20, anchor="start", bold=True)
     return s
 

@@ -46,14 +46,9 @@ TEST_CASE("vector add timing: kernel on device-resident vectors" * KIT_TIMING) {
     kit::fill_uniform_floats(d_b.data(), n, call.rng("b"), kInputLow, kInputHigh);
   };
   work.verify = [&](const kit::Call& call) {
-    const auto positions = kit::sample_positions(n, static_cast<std::size_t>(kit::param_int("timing_samples")));
-    const kit::Rng a = call.rng("a"), b = call.rng("b");
-    std::vector<double> sum(positions.size());
-    for (std::size_t i = 0; i < positions.size(); ++i)
-      sum[i] = static_cast<double>(a.uniform_float_at(positions[i], kInputLow, kInputHigh)) +
-               b.uniform_float_at(positions[i], kInputLow, kInputHigh);
-    return kit::expect_close_at(kit::gather(d_c.data(), positions), sum, positions, n, tolerance(),
-                                {input + ", inputs of " + call.name(), kLookAt});
+    return expect_sum_at_samples(d_c.data(), n, call.rng("a"), call.rng("b"),
+                                 static_cast<std::size_t>(kit::param_int("check_samples")),
+                                 {input + ", inputs of " + call.name(), kLookAt});
   };
   work.look_at = kLookAt;
   kit::time_work(work, options);

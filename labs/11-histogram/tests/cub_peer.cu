@@ -65,5 +65,5 @@ kit::Ceiling cub_float_histogram_ceiling(const float* d_values, std::int64_t n, 
                                                    samples);
       },
       d_counters.data(), expected, options);
-  return {"cub::DeviceHistogram", static_cast<double>(n) * sizeof(float) / seconds / 1e9};
+  return {"cub::DeviceHistogram of the floats", static_cast<double>(n) * sizeof(float) / seconds / 1e9};
 }
