@@ -176,7 +176,8 @@ class _Student:
     lock_wait: dict[str, float] = field(default_factory=lambda: {"shared_s": 0.0, "exclusive_s": 0.0})
     reruns: list[dict] = field(default_factory=list)
     phases_s: dict[str, float] = field(default_factory=dict)  # where this student's time went
-    # Per test case: the program's whole run (sandbox, CUDA start, inputs, test) and the test's own seconds.
+    # Per test case: the program's whole run (sandbox, CUDA start, inputs, test; for cases that shared a program,
+    # an even share of it and of any runs alone that followed) and the test's own seconds.
     case_s: dict[str, dict[str, float]] = field(default_factory=dict)
     budget: run.Budget = field(default_factory=run.Budget)  # spent once a case runs out of time or memory
 
@@ -370,12 +371,17 @@ class ClassGrading:
             self._score(state)
             return
         state.info = listing.info
-        for test in self.config.tests:
-            if not test.serial:
-                self._check_stop()
-                with self.lock.shared() as waited:
-                    self._run_case(state, test.name)
-                state.lock_wait["shared_s"] += waited
+        together, each = grade.share_a_program(self.config, [t.name for t in self.config.tests if not t.serial])
+        if together:
+            self._check_stop()
+            with self.lock.shared() as waited:
+                self._run_together(state, together)
+            state.lock_wait["shared_s"] += waited
+        for name in each:
+            self._check_stop()
+            with self.lock.shared() as waited:
+                self._run_case(state, name)
+            state.lock_wait["shared_s"] += waited
         state.phases_s["correctness_s"] = time.monotonic() - started
         if any(t.serial for t in self.config.tests) or self._timing_possible(state, assume_serial_pass=True):
             self.alone.put(state)
@@ -388,6 +394,15 @@ class ClassGrading:
         state.case_s[case] = {"run": round(time.monotonic() - started, 3), "test": round(outcome.seconds, 3)}
         state.outcomes[case] = outcome
         return outcome
+
+    def _run_together(self, state: _Student, cases: list[str]) -> None:
+        """Cases that share one program (grade.run_together); each is booked an even share of the seconds."""
+        started = time.monotonic()
+        outcomes = grade.run_together(self.config, state.binary, cases, state.work / "run", state.budget)
+        share = (time.monotonic() - started) / len(cases)
+        for name, outcome in outcomes.items():
+            state.case_s[name] = {"run": round(share, 3), "test": round(outcome.seconds, 3)}
+            state.outcomes[name] = outcome
 
     def _timing_possible(self, state: _Student, assume_serial_pass: bool = False) -> list[str]:
         """The timing cases worth running for this student: they earn points and what they require passed."""

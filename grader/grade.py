@@ -88,15 +88,45 @@ def run_one(config: LabConfig, binary: Path, case: str, workdir: Path, budget: r
                                                  config.run_limits, wrapper))
 
 
+def share_a_program(config: LabConfig, cases: list[str]) -> tuple[list[str], list[str]]:
+    """(the cases that can run together in one program, the rest): not under compute-sanitizer, not needing the
+    GPU alone, and named so that doctest can be asked for exactly them."""
+    wrappers = sanitizer_wrappers(config, cases)
+    together = [c for c in cases if c not in wrappers and not needs_gpu_alone(config, c) and run.groupable(c)]
+    return (together, [c for c in cases if c not in together]) if len(together) > 1 else ([], list(cases))
+
+
+def run_together(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
+                 budget: run.Budget) -> dict[str, run.CaseOutcome]:
+    """`cases` (from share_a_program) in one program (run.run_group), then, alone, each case it did not settle:
+    the outcome of a case that failed or crashed is always its own run's."""
+    settled: dict[str, run.CaseOutcome] = {}
+    if budget.spent_by is None:
+        settled, _ = run.run_group(binary, [(c, case_timeout(config, c)) for c in cases], workdir, seed_for(config),
+                                   config.run_limits)
+    outcomes = {name: outcome if outcome.passed else budget.run(name, lambda o=outcome: o)
+                for name, outcome in settled.items()}
+    for name in cases:
+        if name not in outcomes:
+            outcomes[name] = run_one(config, binary, name, workdir, budget)
+    return {name: outcomes[name] for name in cases}
+
+
 def run_cases(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
               lock: GpuLock | None = None) -> tuple[dict[str, run.CaseOutcome], float]:
-    """(outcomes, seconds waited for the lock): each case under the shared lock, except the ones that
-    need the GPU alone, which run last, together, in one exclusive hold."""
+    """(outcomes, seconds waited for the lock): the cases that can share a program together, then each other
+    case, under the shared lock, except the ones that need the GPU alone, which run last, together, in one
+    exclusive hold."""
     outcomes: dict[str, run.CaseOutcome] = {}
     budget = run.Budget()
     waited = 0.0
     alone = [name for name in cases if needs_gpu_alone(config, name)]
-    for name in (c for c in cases if c not in alone):
+    together, each = share_a_program(config, [c for c in cases if c not in alone])
+    if together:
+        with hold(lock, alone=False) as wait_s:
+            outcomes.update(run_together(config, binary, together, workdir, budget))
+        waited += wait_s
+    for name in each:
         with hold(lock, alone=False) as wait_s:
             outcomes[name] = run_one(config, binary, name, workdir, budget)
         waited += wait_s

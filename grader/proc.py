@@ -13,6 +13,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,9 +76,13 @@ def scrubbed_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, s
     return env
 
 
+WATCH_INTERVAL_S = 0.2
+
+
 def run_process(command: list[str], cwd: Path, env: dict[str, str], timeout_s: float,
-                confined: sandbox.Spec | None = None) -> ProcessResult:
-    """Run `command` to completion or timeout; `confined` puts it in the sandbox (when the policy is on)."""
+                confined: sandbox.Spec | None = None, watch: Callable[[], bool] | None = None) -> ProcessResult:
+    """Run `command` to completion or timeout; `confined` puts it in the sandbox (when the policy is on). `watch`,
+    called every WATCH_INTERVAL_S while it runs, may end it early by returning True (reported as timed out)."""
     if confined is not None:
         sandbox.prepare(confined)
         command = sandbox.wrap(command, confined)
@@ -91,7 +96,7 @@ def run_process(command: list[str], cwd: Path, env: dict[str, str], timeout_s: f
                                  seconds=0.0)
         timed_out = False
         try:
-            child.wait(timeout=timeout_s)
+            _wait(child, start + timeout_s, watch)
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
@@ -103,6 +108,20 @@ def run_process(command: list[str], cwd: Path, env: dict[str, str], timeout_s: f
         output = log.read().decode("utf-8", errors="replace")
     return ProcessResult(returncode=None if timed_out else child.returncode, timed_out=timed_out,
                          output=output, seconds=seconds)
+
+
+def _wait(child: subprocess.Popen, deadline: float, watch: Callable[[], bool] | None) -> None:
+    """Wait for `child` until `deadline` (monotonic) or until `watch` says stop; raises TimeoutExpired then."""
+    if watch is None:
+        child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        return
+    while True:
+        try:
+            child.wait(timeout=max(0.0, min(WATCH_INTERVAL_S, deadline - time.monotonic())))
+            return
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline or watch():
+                raise
 
 
 def _kill_group(pid: int) -> None:

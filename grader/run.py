@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,87 @@ def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int
                           confined=confinement(binary, workdir, limits))
     outcome = _outcome(case, read_records(results), process)
     return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
+
+
+# doctest reads --test-case as comma-separated patterns with * and ? as wildcards: a name holding one
+# of these cannot be asked for exactly, so such a case runs alone.
+FILTER_SYNTAX = frozenset(",*?\\")
+
+
+def groupable(case: str) -> bool:
+    """Whether `case` can be named exactly in a --test-case list."""
+    return bool(case) and not FILTER_SYNTAX & set(case) and case == case.strip()
+
+
+class _CaseClock:
+    """Each case's own time limit inside a program that runs several: read from the results file as it grows,
+    a case is overdue once it has run longer than its limit since its case_start record appeared. Between cases
+    (start-up, the gaps, the exit) the longest limit applies."""
+
+    def __init__(self, results: Path, timeouts: dict[str, float]):
+        self.results = results
+        self.timeouts = timeouts
+        self.started: dict[str, float] = {}
+        self.ended: set[str] = set()
+        self.idle_since = time.monotonic()
+        self.overdue: str | None = None  # the case stopped for running past its limit
+        self.stalled = False  # stopped between cases
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        for record in read_records(self.results):
+            case = record.get("case")
+            if case not in self.timeouts:
+                continue
+            if record.get("kind") == "case_start":
+                self.started.setdefault(case, now)
+            elif record.get("kind") == "case" and case not in self.ended:
+                self.ended.add(case)
+                self.idle_since = now
+        running = [case for case in self.started if case not in self.ended]
+        if running:
+            case = running[-1]
+            if now - self.started[case] > self.timeouts[case]:
+                self.overdue = case
+                return True
+            return False
+        self.stalled = now - self.idle_since > max(self.timeouts.values())
+        return self.stalled
+
+
+def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
+              limits: sandbox.Limits | None = None) -> tuple[dict[str, CaseOutcome], float]:
+    """(settled outcomes, seconds): several (name, timeout) test cases in one process, so that they share one
+    sandbox start and one CUDA context instead of one each (under load, most of a small case's time). Each case
+    keeps its own time limit (_CaseClock). Settled are only the cases that passed in a program that then exited
+    on its own, or before it was stopped for a case that ran past its limit, and that case itself (timed out).
+    Everything else, a failure, a crash and the cases after it, is for the caller to run again alone, so that
+    no case is judged by what another one left behind."""
+    if not cases:
+        return {}, 0.0
+    with tempfile.NamedTemporaryFile(dir=workdir, prefix="group-", suffix=".jsonl", delete=False) as f:
+        results = Path(f.name)
+    timeouts = dict(cases)
+    clock = _CaseClock(results, timeouts)
+    command = [str(binary), "--test-case=" + ",".join(timeouts), "--no-colors"]
+    process = run_process(command, cwd=workdir, env=_env(workdir, results, seed),
+                          timeout_s=sum(timeouts.values()) + LISTING_TIMEOUT_S,
+                          confined=confinement(binary, workdir, limits), watch=clock)
+    records = read_records(results)
+    settled: dict[str, CaseOutcome] = {}
+    if clock.overdue is not None:
+        settled[clock.overdue] = CaseOutcome(clock.overdue, "timed_out", [
+            f"The test program did not finish this test within its time limit ({timeouts[clock.overdue]:.0f} s) and "
+            f"was killed: a kernel that never finishes, a loop that never ends, or a wait on work that never comes."],
+            seconds=time.monotonic() - clock.started[clock.overdue])
+    exited_itself = not process.timed_out and process.returncode in (0, 1)  # 1: some test failed
+    if exited_itself or clock.overdue is not None:
+        for record in records:
+            name = record.get("case")
+            if record.get("kind") == "case" and name in timeouts and record.get("status") == "passed":
+                timings = [r for r in records if r.get("kind") == "timing" and r.get("case") == name]
+                settled[name] = CaseOutcome(name, "passed", [], timings, float(record.get("seconds", 0.0)))
+    return settled, process.seconds
 
 
 def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutcome:

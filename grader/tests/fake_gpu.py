@@ -28,26 +28,33 @@ if "--list-test-cases" in sys.argv:
     for name in cases:
         record(kind="listed", case=name, suite=behaviour.get("suites", {}).get(name, ""))
     sys.exit(0)
-name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--test-case="))
-start = time.time()
-record(kind="case_start", case=name)
-if name in behaviour.get("hang", []):
-    time.sleep(600)
-if name in behaviour.get("crash", []):
-    os.abort()
-time.sleep(behaviour.get("seconds", 0.05))
-status = "failed" if name in behaviour.get("fail", []) else "passed"
-if name in behaviour.get("timing", []):
-    counter = os.path.join(os.path.dirname(BEHAVIOUR), "timing-runs")
-    runs = int(open(counter).read()) if os.path.exists(counter) else 0
-    open(counter, "w").write(str(runs + 1))
-    medians = behaviour.get("medians", [0.001])
-    record(kind="timing", case=name, name=behaviour["measurement"], median_s=medians[min(runs, len(medians) - 1)],
-           rate=1.0, unit="GB/s", samples=[0.001])
-record(kind="case", case=name, status=status, seconds=0.05,
-       messages=["wrong result for n = 3"] if status == "failed" else [])
-with open(behaviour["log"], "a") as log:
-    log.write(json.dumps({"who": behaviour["who"], "case": name, "start": start, "end": time.time()}) + "\n")
+# As doctest does: a comma-separated list of names, run in the program's own order.
+wanted = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--test-case=")).split(",")
+with open(behaviour["log"] + ".programs", "a") as log:  # each start of the program, with what it was asked
+    log.write(json.dumps({"who": behaviour["who"], "cases": wanted}) + "\n")
+failed = False
+for name in [c for c in cases if c in wanted]:
+    start = time.time()
+    record(kind="case_start", case=name)
+    if name in behaviour.get("hang", []):
+        time.sleep(600)
+    if name in behaviour.get("crash", []):
+        os.abort()
+    time.sleep(behaviour.get("seconds", 0.05))
+    status = "failed" if name in behaviour.get("fail", []) else "passed"
+    failed = failed or status == "failed"
+    if name in behaviour.get("timing", []):
+        counter = os.path.join(os.path.dirname(BEHAVIOUR), "timing-runs")
+        runs = int(open(counter).read()) if os.path.exists(counter) else 0
+        open(counter, "w").write(str(runs + 1))
+        medians = behaviour.get("medians", [0.001])
+        record(kind="timing", case=name, name=behaviour["measurement"], median_s=medians[min(runs, len(medians) - 1)],
+               rate=1.0, unit="GB/s", samples=[0.001])
+    record(kind="case", case=name, status=status, seconds=0.05,
+           messages=["wrong result for n = 3"] if status == "failed" else [])
+    with open(behaviour["log"], "a") as log:
+        log.write(json.dumps({"who": behaviour["who"], "case": name, "start": start, "end": time.time()}) + "\n")
+sys.exit(1 if failed else 0)
 '''
 
 

@@ -287,3 +287,17 @@ def test_a_lane_stops_taking_work_when_its_stop_file_appears(lab, tmp_path: Path
     assert graded.stopped
     graded_now = sorted(p.parent.name for p in (tmp_path / "out").glob("*/results.json"))
     assert graded_now == ["dave"]  # refused at intake, which needs neither build nor GPU
+
+
+def test_correctness_cases_share_one_program_and_failures_run_again_alone(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
+    programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
+    alice = [p["cases"] for p in programs if p["who"] == "alice"]
+    assert ["toy: adds", "toy: hangs when broken"] in alice  # one program, one CUDA start, for both
+    assert ["toy: adds"] not in alice  # both passed: neither ran again
+    carol = [p["cases"] for p in programs if p["who"] == "carol"]
+    assert carol[:3] == [["toy: adds", "toy: hangs when broken"], ["toy: adds"], ["toy: holds little device memory"]]
+    assert by_name(results(tmp_path / "out", "alice"))["toy: adds"]["score"] == 10
+    assert by_name(results(tmp_path / "out", "carol"))["toy: adds"]["score"] == 0  # its own run's failure

@@ -7,7 +7,9 @@ records to $KIT_RESULTS, then passes, fails, crashes or hangs as told.
 from pathlib import Path
 
 from grader.proc import run_process, scrubbed_env
-from grader.run import list_cases, run_case, run_cases
+import time
+
+from grader.run import groupable, list_cases, run_case, run_cases, run_group
 
 STAND_IN = r'''#!/usr/bin/env python3
 import json, os, signal, sys, time
@@ -20,21 +22,24 @@ if "--list-test-cases" in sys.argv:
     for name, suite in cases.items():
         record(kind="listed", case=name, suite=suite)
     sys.exit(0)
-name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--test-case="))
-if name not in cases:
-    sys.exit(0)
-record(kind="case_start", case=name)
-print("console noise that the grader must not parse: passed")
-if name == "hangs":
-    time.sleep(600)
-if name == "crashes":
-    os.kill(os.getpid(), signal.SIGSEGV)
-record(kind="timing", case=name, name="k", median_s=0.5, rate=2.0, unit="GB/s")
-status = "failed" if name == "fails" else "passed"
-record(kind="case", case=name, status=status, seconds=0.1,
-       messages=["Wrong result for input: n = 3 (seed %s)" % os.environ.get("KIT_SEED")] if status == "failed" else [])
-if name == "crashes after":
-    sys.exit(134)
+# As doctest does: a comma-separated list of names, run in the program's own order.
+wanted = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--test-case=")).split(",")
+failed = False
+for name in [c for c in cases if c in wanted]:
+    record(kind="case_start", case=name)
+    print("console noise that the grader must not parse: passed")
+    if name == "hangs":
+        time.sleep(600)
+    if name == "crashes":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    record(kind="timing", case=name, name="k", median_s=0.5, rate=2.0, unit="GB/s")
+    status = "failed" if name == "fails" else "passed"
+    failed = failed or status == "failed"
+    record(kind="case", case=name, status=status, seconds=0.1,
+           messages=["Wrong result for input: n = 3 (seed %s)" % os.environ.get("KIT_SEED")] if status == "failed" else [])
+    if name == "crashes after":
+        sys.exit(134)
+sys.exit(1 if failed else 0)
 '''
 
 
@@ -103,3 +108,31 @@ def test_an_honest_failure_does_not_spend_the_budget(tmp_path: Path):
     program = stand_in(tmp_path)
     outcomes = run_cases(program, [("fails", 10), ("crashes", 10), ("passes", 10)], tmp_path, seed=1)
     assert [o.status for o in outcomes.values()] == ["failed", "crashed", "passed"]
+
+
+def test_cases_sharing_a_program_settle_only_their_passes(tmp_path: Path):
+    settled, _ = run_group(stand_in(tmp_path), [("passes", 10), ("fails", 10), ("cpu", 10)], tmp_path, seed=3)
+    assert sorted(settled) == ["cpu", "passes"]  # the failure is left to run alone
+    assert settled["passes"].passed and settled["passes"].timing("k")["median_s"] == 0.5
+
+
+def test_a_crash_leaves_every_case_of_its_program_to_run_alone(tmp_path: Path):
+    program = stand_in(tmp_path)
+    assert run_group(program, [("passes", 10), ("crashes", 10), ("cpu", 10)], tmp_path, seed=3)[0] == {}
+    # passed, then the program died on its way out: which case is to blame is for runs alone to tell
+    assert run_group(program, [("passes", 10), ("crashes after", 10)], tmp_path, seed=3)[0] == {}
+
+
+def test_a_case_that_hangs_in_a_shared_program_has_its_own_time_limit(tmp_path: Path):
+    started = time.monotonic()
+    settled, _ = run_group(stand_in(tmp_path), [("passes", 10), ("hangs", 1), ("cpu", 10)], tmp_path, seed=3)
+    assert time.monotonic() - started < 6  # stopped after its own second, not the group's 21
+    assert settled["passes"].passed
+    assert settled["hangs"].status == "timed_out" and "within its time limit (1 s)" in settled["hangs"].messages[0]
+    assert "cpu" not in settled  # never reached: the caller decides (a spent budget skips it)
+
+
+def test_only_names_doctest_can_match_exactly_share_a_program():
+    assert groupable("vector_add: one element (n = 1)")
+    for name in ("a, b", "any*", "one?", "back\\slash", " padded", ""):
+        assert not groupable(name), name
