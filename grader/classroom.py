@@ -7,6 +7,9 @@
 
 - The reference is built once, with every core; each student's build links its
   compiled tests and harness (prebuilt.py), so only the student's files compile.
+- A student's plain correctness cases share one test program (grade.run_together):
+  one sandbox and one CUDA start instead of one per case, which under load was most
+  of a small case's time; what did not pass there runs again alone.
 - The reference is timed once per GPU lane, under the exclusive lock, and each
   student is scored against the reference of the lane that timed them.
 - A student is timed only where performance points are possible: the timing

@@ -1,7 +1,9 @@
-"""Run: execute a lab's test program one test case at a time and read back what happened.
+"""Run: execute a lab's test program and read back what happened.
 
-Each test case runs in a process of its own, in the OS sandbox, so a crash or a
-hang costs that case alone, with its own timeout. What passed, failed and
+A test case runs in a process of its own (run_case), in the OS sandbox, so a
+crash or a hang costs that case alone, with its own timeout; or several share
+one process (run_group), which settles only their clean passes and a case that
+ran out of its own time, and leaves the rest to run alone. What passed, failed and
 measured is read from the results file the harness writes, never from the
 console output. A submission has a budget: once one of its cases runs out of
 time or memory, the rest are not run, so one hostile submission costs the
