@@ -7,7 +7,7 @@
 
 - The reference is built once, with every core; each student's build links its
   compiled tests and harness (prebuilt.py), so only the student's files compile.
-- A student's plain correctness cases share one test program (grade.run_together):
+- A student's plain correctness cases share one test program (grade.settle_together):
   one sandbox and one CUDA start instead of one per case, which under load was most
   of a small case's time; what did not pass there runs again alone.
 - The reference is timed once per GPU lane, under the exclusive lock, and each
@@ -179,8 +179,8 @@ class _Student:
     lock_wait: dict[str, float] = field(default_factory=lambda: {"shared_s": 0.0, "exclusive_s": 0.0})
     reruns: list[dict] = field(default_factory=list)
     phases_s: dict[str, float] = field(default_factory=dict)  # where this student's time went
-    # Per test case: the program's whole run (sandbox, CUDA start, inputs, test; for cases that shared a program,
-    # an even share of it and of any runs alone that followed) and the test's own seconds.
+    # Per test case: the program's whole run (sandbox, CUDA start, inputs, test; for cases settled in a shared
+    # program, an even share of it) and the test's own seconds.
     case_s: dict[str, dict[str, float]] = field(default_factory=dict)
     budget: run.Budget = field(default_factory=run.Budget)  # spent once a case runs out of time or memory
 
@@ -374,13 +374,14 @@ class ClassGrading:
             self._score(state)
             return
         state.info = listing.info
-        together, each = grade.share_a_program(self.config, [t.name for t in self.config.tests if not t.serial])
+        names = [t.name for t in self.config.tests if not t.serial]
+        together, _ = grade.share_a_program(self.config, names)
         if together:
             self._check_stop()
             with self.lock.shared() as waited:
-                self._run_together(state, together)
+                self._settle_together(state, together)
             state.lock_wait["shared_s"] += waited
-        for name in each:
+        for name in (n for n in names if n not in state.outcomes):  # the rest, and what did not pass together
             self._check_stop()
             with self.lock.shared() as waited:
                 self._run_case(state, name)
@@ -398,10 +399,11 @@ class ClassGrading:
         state.outcomes[case] = outcome
         return outcome
 
-    def _run_together(self, state: _Student, cases: list[str]) -> None:
-        """Cases that share one program (grade.run_together); each is booked an even share of the seconds."""
+    def _settle_together(self, state: _Student, cases: list[str]) -> None:
+        """Cases that share one program (grade.settle_together); each it settles is booked an even share of its
+        seconds."""
         started = time.monotonic()
-        outcomes = grade.run_together(self.config, state.binary, cases, state.work / "run", state.budget)
+        outcomes = grade.settle_together(self.config, state.binary, cases, state.work / "run", state.budget)
         share = (time.monotonic() - started) / len(cases)
         for name, outcome in outcomes.items():
             state.case_s[name] = {"run": round(share, 3), "test": round(outcome.seconds, 3)}

@@ -96,20 +96,17 @@ def share_a_program(config: LabConfig, cases: list[str]) -> tuple[list[str], lis
     return (together, [c for c in cases if c not in together]) if len(together) > 1 else ([], list(cases))
 
 
-def run_together(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
-                 budget: run.Budget) -> dict[str, run.CaseOutcome]:
-    """`cases` (from share_a_program) in one program (run.run_group), then, alone, each case it did not settle:
-    the outcome of a case that failed or crashed is always its own run's."""
-    settled: dict[str, run.CaseOutcome] = {}
-    if budget.spent_by is None:
-        settled, _ = run.run_group(binary, [(c, case_timeout(config, c)) for c in cases], workdir, seed_for(config),
-                                   config.run_limits)
-    outcomes = {name: outcome if outcome.passed else budget.run(name, lambda o=outcome: o)
-                for name, outcome in settled.items()}
-    for name in cases:
-        if name not in outcomes:
-            outcomes[name] = run_one(config, binary, name, workdir, budget)
-    return {name: outcomes[name] for name in cases}
+def settle_together(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
+                    budget: run.Budget) -> dict[str, run.CaseOutcome]:
+    """`cases` (from share_a_program) in one program (run.run_group): the outcomes it settles, a case that ran out
+    of time spending the budget. The caller runs each case it did not settle alone, so that the outcome of a
+    case that failed or crashed is always its own run's."""
+    if budget.spent_by is not None:
+        return {}
+    settled, _ = run.run_group(binary, [(c, case_timeout(config, c)) for c in cases], workdir, seed_for(config),
+                               config.run_limits)
+    return {name: outcome if outcome.passed else budget.run(name, lambda o=outcome: o)
+            for name, outcome in settled.items()}
 
 
 def run_cases(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
@@ -121,12 +118,12 @@ def run_cases(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
     budget = run.Budget()
     waited = 0.0
     alone = [name for name in cases if needs_gpu_alone(config, name)]
-    together, each = share_a_program(config, [c for c in cases if c not in alone])
+    together, _ = share_a_program(config, [c for c in cases if c not in alone])
     if together:
         with hold(lock, alone=False) as wait_s:
-            outcomes.update(run_together(config, binary, together, workdir, budget))
+            outcomes.update(settle_together(config, binary, together, workdir, budget))
         waited += wait_s
-    for name in each:
+    for name in (c for c in cases if c not in alone and c not in outcomes):
         with hold(lock, alone=False) as wait_s:
             outcomes[name] = run_one(config, binary, name, workdir, budget)
         waited += wait_s
