@@ -114,8 +114,16 @@ def _stats(values: list[float]) -> dict:
             "median": round(statistics.median(values), 2), "max": round(max(values), 2)}
 
 
+def public_name(config: LabConfig) -> dict[str, str]:
+    """Case name -> the name the report gives it: a hidden test is "hidden test k of <lab>", so that a report
+    committed to the repository (docs/gpu-runs/) does not publish hidden tests (the release's leak check)."""
+    hidden = [t.name for t in config.tests if t.hidden]
+    return {name: f"hidden test {k} of {config.name} (named in solutions/)" for k, name in enumerate(hidden, 1)}
+
+
 def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     results = summary.read_results(out, sorted(kinds))
+    shown = public_name(config)
     phases: dict[str, list[float]] = {}
     cases: dict[str, dict[str, list[float]]] = {}
     by_kind: dict[str, list[float]] = {}
@@ -128,7 +136,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
             phases.setdefault(f"lock_wait_{key}", []).append(seconds)
         for case, seconds in extra.get("case_s", {}).items():
             for part, value in seconds.items():
-                cases.setdefault(case, {}).setdefault(part, []).append(value)
+                cases.setdefault(shown.get(case, case), {}).setdefault(part, []).append(value)
         by_kind.setdefault(kinds[student].split(" ")[0], []).append(result["score"])
         perf[student] = sum(t["score"] for t in result["tests"] if t["name"].startswith("performance"))
     references = [results[s]["score"] for s, k in kinds.items() if k == "reference" and s in results]

@@ -50,3 +50,14 @@ def test_the_analysis_sums_phases_and_cases(lab01, tmp_path: Path):
     assert list(report["cases_s"]) == ["a", "b"]  # the costliest first
     assert report["cases_s"]["a"]["run"]["mean"] == 2.0 and report["cases_s"]["a"]["test"]["sum"] == 3.0
     assert report["scores_by_kind"]["wrong"]["mean"] == 40.0
+
+
+def test_the_report_numbers_hidden_tests_instead_of_naming_them(lab01, tmp_path: Path):
+    hidden = next(t.name for t in lab01.tests if t.hidden)
+    folder = tmp_path / "s0"
+    folder.mkdir()
+    extra = {"case_s": {hidden: {"run": 1.0, "test": 0.5}}}
+    (folder / "results.json").write_text(json.dumps({"score": 100.0, "tests": [], "extra_data": extra}))
+    report = class_bench.analyse(lab01, {"s0": "reference"}, tmp_path)
+    assert hidden not in json.dumps(report)
+    assert list(report["cases_s"]) == [f"hidden test 1 of {lab01.name} (named in solutions/)"]
