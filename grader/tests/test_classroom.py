@@ -255,11 +255,11 @@ def test_ctrl_c_stops_the_run_and_writes_the_gradebook_of_what_is_done(lab, tmp_
     config, fakes, log = lab
     submit(tmp_path / "in", "alice", toy("{}"))
     submit(tmp_path / "in", "bob", toy("compile error"))
-    # Slow and wrong: 2 s a test case, and his failed case runs again alone after the program his two cases
-    # shared, so he is still in that run when alice is done (her timing waits for his shared program to end,
-    # then goes before the run alone). Every limit is 4 s or more, twice his need even with a loaded machine's
-    # slow starts: a case that timed out would end him early.
-    submit(tmp_path / "in", "zed", toy('{"seconds": 2.0, "fail": ["toy: adds"]}'))
+    # Slow and wrong: 2 s a test case, and both his failed cases run again alone, each in a hold of the GPU lock
+    # of its own, after the program they shared, so he is still in those runs when alice is done (her timing
+    # goes between two of his holds), with 2 s to spare for the Ctrl-C to land. Every limit is 4 s or more,
+    # twice his need even with a loaded machine's slow starts: a case that timed out would end him early.
+    submit(tmp_path / "in", "zed", toy('{"seconds": 2.0, "fail": ["toy: adds", "toy: hangs when broken"]}'))
     out = tmp_path / "out"
 
     def ctrl_c_once_alice_is_done(futures):  # the main thread waits here, where Ctrl-C lands
