@@ -375,7 +375,7 @@ class ClassGrading:
             return
         state.info = listing.info
         names = [t.name for t in self.config.tests if not t.serial]
-        together, _ = grade.share_a_program(self.config, names)
+        together = grade.share_a_program(self.config, names)
         if together:
             self._check_stop()
             with self.lock.shared() as waited:

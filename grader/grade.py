@@ -88,12 +88,12 @@ def run_one(config: LabConfig, binary: Path, case: str, workdir: Path, budget: r
                                                  config.run_limits, wrapper))
 
 
-def share_a_program(config: LabConfig, cases: list[str]) -> tuple[list[str], list[str]]:
-    """(the cases that can run together in one program, the rest): not under compute-sanitizer, not needing the
-    GPU alone, and named so that doctest can be asked for exactly them."""
+def share_a_program(config: LabConfig, cases: list[str]) -> list[str]:
+    """The cases of `cases` that can run together in one program (none unless at least two): those not under
+    compute-sanitizer and not needing the GPU alone."""
     wrappers = sanitizer_wrappers(config, cases)
-    together = [c for c in cases if c not in wrappers and not needs_gpu_alone(config, c) and run.groupable(c)]
-    return (together, [c for c in cases if c not in together]) if len(together) > 1 else ([], list(cases))
+    together = [c for c in cases if c not in wrappers and not needs_gpu_alone(config, c)]
+    return together if len(together) > 1 else []
 
 
 def settle_together(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
@@ -103,8 +103,8 @@ def settle_together(config: LabConfig, binary: Path, cases: list[str], workdir: 
     case that failed or crashed is always its own run's."""
     if budget.spent_by is not None:
         return {}
-    settled, _ = run.run_group(binary, [(c, case_timeout(config, c)) for c in cases], workdir, seed_for(config),
-                               config.run_limits)
+    settled = run.run_group(binary, [(c, case_timeout(config, c)) for c in cases], workdir, seed_for(config),
+                            config.run_limits)
     return {name: outcome if outcome.passed else budget.run(name, lambda o=outcome: o)
             for name, outcome in settled.items()}
 
@@ -118,7 +118,7 @@ def run_cases(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
     budget = run.Budget()
     waited = 0.0
     alone = [name for name in cases if needs_gpu_alone(config, name)]
-    together, _ = share_a_program(config, [c for c in cases if c not in alone])
+    together = share_a_program(config, [c for c in cases if c not in alone])
     if together:
         with hold(lock, alone=False) as wait_s:
             outcomes.update(settle_together(config, binary, together, workdir, budget))

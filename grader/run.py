@@ -122,16 +122,6 @@ def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int
     return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
 
 
-# doctest reads --test-case as comma-separated patterns with * and ? as wildcards: a name holding one
-# of these cannot be asked for exactly, so such a case runs alone.
-FILTER_SYNTAX = frozenset(",*?\\")
-
-
-def groupable(case: str) -> bool:
-    """Whether `case` can be named exactly in a --test-case list."""
-    return bool(case) and not FILTER_SYNTAX & set(case) and case == case.strip()
-
-
 class _CaseClock:
     """Each case's own time limit inside a program that runs several: read from the results file as it grows,
     a case is overdue once it has run longer than its limit since its case_start record appeared. Between cases
@@ -144,7 +134,6 @@ class _CaseClock:
         self.ended: set[str] = set()
         self.idle_since = time.monotonic()
         self.overdue: str | None = None  # the case stopped for running past its limit
-        self.stalled = False  # stopped between cases
 
     def __call__(self) -> bool:
         now = time.monotonic()
@@ -164,20 +153,20 @@ class _CaseClock:
                 self.overdue = case
                 return True
             return False
-        self.stalled = now - self.idle_since > max(self.timeouts.values())
-        return self.stalled
+        return now - self.idle_since > max(self.timeouts.values())
 
 
 def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
-              limits: sandbox.Limits | None = None) -> tuple[dict[str, CaseOutcome], float]:
-    """(settled outcomes, seconds): several (name, timeout) test cases in one process, so that they share one
+              limits: sandbox.Limits | None = None) -> dict[str, CaseOutcome]:
+    """The settled outcomes of several (name, timeout) test cases run in one process (the config keeps doctest's
+    filter syntax out of case names, so a comma-separated list names exactly them), so that they share one
     sandbox start and one CUDA context instead of one each (under load, most of a small case's time). Each case
     keeps its own time limit (_CaseClock). Settled are only the cases that passed in a program that then exited
     on its own, or before it was stopped for a case that ran past its limit, and that case itself (timed out).
     Everything else, a failure, a crash and the cases after it, is for the caller to run again alone, so that
     no case is judged by what another one left behind."""
     if not cases:
-        return {}, 0.0
+        return {}
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="group-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
     timeouts = dict(cases)
@@ -200,7 +189,7 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
             if record.get("kind") == "case" and name in timeouts and record.get("status") == "passed":
                 timings = [r for r in records if r.get("kind") == "timing" and r.get("case") == name]
                 settled[name] = CaseOutcome(name, "passed", [], timings, float(record.get("seconds", 0.0)))
-    return settled, process.seconds
+    return settled
 
 
 def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutcome:

@@ -85,6 +85,28 @@ std::string show(T value) {
 
 }  // namespace detail
 
+namespace detail {
+
+// Logs each got[i] not within allowed_error(i) of expected[i], as the element at place(i) of the
+// output; a size mismatch is logged once instead.
+template <class T, class AllowedError, class Place>
+void log_outside(const std::vector<T>& got, const std::vector<double>& expected, AllowedError allowed_error,
+                 Place place, MismatchLog& log) {
+  if (got.size() != expected.size()) {
+    log.add(0, false, [&] {
+      return std::pair{std::to_string(expected.size()) + " elements", std::to_string(got.size()) + " elements"};
+    });
+    return;
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double value = static_cast<double>(got[i]);
+    if (!(std::fabs(value - expected[i]) <= allowed_error(i)))  // NaN fails here too
+      log.add(place(i), is_poison(got[i]), [&] { return std::pair{show(expected[i]), show(got[i])}; });
+  }
+}
+
+}  // namespace detail
+
 // got[i] must lie within allowed_error(i) of expected[i]: the general form, for
 // arithmetic whose error bound differs per element (a dot product's grows with
 // the sum of the magnitudes it adds).
@@ -92,17 +114,7 @@ template <class T, class AllowedError>
 bool expect_within(const std::vector<T>& got, const std::vector<double>& expected, AllowedError allowed_error,
                    const CaseContext& context) {
   detail::MismatchLog log(expected.size());
-  if (got.size() != expected.size()) {
-    log.add(0, false, [&] {
-      return std::pair{std::to_string(expected.size()) + " elements", std::to_string(got.size()) + " elements"};
-    });
-  } else {
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      const double value = static_cast<double>(got[i]);
-      if (!(std::fabs(value - expected[i]) <= allowed_error(i)))  // NaN fails here too
-        log.add(i, is_poison(got[i]), [&] { return std::pair{detail::show(expected[i]), detail::show(got[i])}; });
-    }
-  }
+  detail::log_outside(got, expected, allowed_error, [](std::size_t i) { return i; }, log);
   return log.report("result", context);
 }
 
@@ -123,11 +135,9 @@ bool expect_close_at(const std::vector<T>& got, const std::vector<double>& expec
                      const std::vector<std::size_t>& positions, std::size_t size, Tolerance tolerance,
                      const CaseContext& context) {
   detail::MismatchLog log(positions.size(), size);
-  for (std::size_t i = 0; i < positions.size(); ++i) {
-    const double value = static_cast<double>(got.at(i));
-    if (!(std::fabs(value - expected.at(i)) <= tolerance.abs + tolerance.rel * std::fabs(expected[i])))
-      log.add(positions[i], is_poison(got[i]), [&] { return std::pair{detail::show(expected[i]), detail::show(got[i])}; });
-  }
+  detail::log_outside(
+      got, expected, [&](std::size_t i) { return tolerance.abs + tolerance.rel * std::fabs(expected[i]); },
+      [&](std::size_t i) { return positions.at(i); }, log);
   return log.report("result", context);
 }
 
