@@ -72,9 +72,11 @@ std::vector<double> Rng::uniform_doubles(std::size_t count, double low, double h
 }
 
 std::vector<int> Rng::uniform_ints(std::size_t count, int low, int high) const {
-  const std::uint64_t span = detail::int_span(low, high);
-  return generate<int>(count,
-                       [&](std::size_t i) { return detail::uniform_int(detail::random_bits(seed_, i), low, span); });
+  return generate<int>(count, [&](std::size_t i) { return uniform_int_at(i, low, high); });
+}
+
+int Rng::uniform_int_at(std::size_t index, int low, int high) const {
+  return detail::uniform_int(detail::random_bits(seed_, index), low, detail::int_span(low, high));
 }
 
 std::vector<std::uint8_t> Rng::uniform_bytes(std::size_t count) const {
@@ -88,6 +90,11 @@ std::vector<std::uint8_t> Rng::uniform_bytes(std::size_t count, int low, int hig
   return generate<std::uint8_t>(count, [&](std::size_t i) {
     return static_cast<std::uint8_t>(detail::uniform_int(detail::random_bits(seed_, i), low, span));
   });
+}
+
+std::uint8_t Rng::uniform_byte_at(std::size_t index, int low, int high) const {
+  detail::check_byte_range(low, high);
+  return static_cast<std::uint8_t>(detail::uniform_int(detail::random_bits(seed_, index), low, detail::int_span(low, high)));
 }
 
 }  // namespace kit

@@ -54,9 +54,14 @@ TEST_CASE("harness: random inputs depend only on the seed and the index" * KIT_C
 
 TEST_CASE("harness: one random element made alone equals the same element of the whole input" * KIT_CPU_ONLY) {
   const kit::Rng rng(11);
-  const auto all = rng.uniform_floats(5000, 0.0f, 1.0f);
-  for (const std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{2047}, std::size_t{4999}})
-    CHECK(rng.uniform_float_at(i, 0.0f, 1.0f) == all[i]);
+  const auto floats = rng.uniform_floats(5000, 0.0f, 1.0f);
+  const auto ints = rng.uniform_ints(5000, -7, 1000);
+  const auto bytes = rng.uniform_bytes(5000, 3, 250);
+  for (const std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{2047}, std::size_t{4999}}) {
+    CHECK(rng.uniform_float_at(i, 0.0f, 1.0f) == floats[i]);
+    CHECK(rng.uniform_int_at(i, -7, 1000) == ints[i]);
+    CHECK(rng.uniform_byte_at(i, 3, 250) == bytes[i]);
+  }
 }
 
 TEST_CASE("harness: sampled positions cover both ends, stay inside and differ from run to run" * KIT_CPU_ONLY) {

@@ -39,9 +39,11 @@ class Rng {
   float uniform_float_at(std::size_t index, float low, float high) const;
   std::vector<double> uniform_doubles(std::size_t count, double low, double high) const;
   std::vector<int> uniform_ints(std::size_t count, int low, int high) const;  // inclusive bounds
+  int uniform_int_at(std::size_t index, int low, int high) const;              // element `index` of uniform_ints
   std::vector<std::uint8_t> uniform_bytes(std::size_t count) const;
   std::vector<std::uint8_t> uniform_bytes(std::size_t count, int low,
                                           int high) const;  // inclusive, 0 <= low <= high <= 255
+  std::uint8_t uniform_byte_at(std::size_t index, int low, int high) const;  // element `index` of the above
   std::uint64_t seed() const { return seed_; }
 
  private:
