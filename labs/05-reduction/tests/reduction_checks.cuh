@@ -1,5 +1,5 @@
-// Lab 05 checks shared by the public and the hidden tests: inputs, the CPU
-// reference, the tolerance and the comparisons.
+// Lab 05 checks shared by the public and the hidden tests: inputs, the tolerance and the
+// comparisons with the CPU reference (reduction_reference.hpp).
 #pragma once
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 
 #include "kit/kit.cuh"
 #include "reduction.cuh"
+#include "reduction_reference.hpp"
 #include "thrust_peer.cuh"
 
 namespace reduction_checks {
@@ -56,36 +57,12 @@ inline std::string show_number(double value) {
 }
 
 // ---------------------------------------------------------------------------
-// The CPU reference and the tolerance.
+// The CPU reference (reduction_reference.hpp) and the tolerance.
 
-// 2^24: integers up to this size are exact in a float.
-inline constexpr double kFloatExactIntegers = 16777216.0;
-
-struct Expected {
-  double sum = 0.0;      // in double: exact for every input these tests make
-  double abs_sum = 0.0;  // sum of |x_i|, which the rounding error bound scales with
-  bool integers = true;  // every x_i is a whole number (set only where it matters, see below)
-};
-
-inline Expected expected_sum(const std::vector<float>& x) {
-  Expected e;
-  for (const float v : x) {
-    e.sum += v;
-    e.abs_sum += std::fabs(v);
-  }
-  // Whole numbers matter only when they are small enough to be exact (below); then
-  // every |x_i| <= 2^24 and the round trip through an integer is safe.
-  if (e.abs_sum <= kFloatExactIntegers)
-    e.integers = std::all_of(x.begin(), x.end(),
-                             [](float v) { return static_cast<float>(static_cast<std::int64_t>(v)) == v; });
-  else
-    e.integers = false;  // unknown, and not needed
-  return e;
-}
-
-// Whole numbers with sum(|x_i|) <= 2^24: every partial sum, in any order, is a
-// whole number of at most 2^24 that a float holds exactly, so no addition rounds.
-inline bool exact_in_float(const Expected& e) { return e.integers && e.abs_sum <= kFloatExactIntegers; }
+using reduction_reference::exact_in_float;
+using reduction_reference::Expected;
+using reduction_reference::expected_sum;
+using reduction_reference::kFloatExactIntegers;
 
 // |computed - exact| <= gamma_D * sum(|x_i|), gamma_D = D u / (1 - D u), u = 2^-24,
 // where D bounds how many additions any one element passes through (lab.toml
@@ -295,7 +272,9 @@ inline void time_step(const Step& step) {
     kit::fill_uniform_floats(d_in.data(), count, call.rng("x"), kLow, kHigh);
   };
   work.verify = [&](const kit::Call& call) {
-    const Expected expected = expected_sum(call.rng("x").uniform_floats(count, kLow, kHigh));
+    // Made again element by element, on every core: no gigabyte copy of the input.
+    const Expected expected =
+        expected_sum(count, reduction_reference::uniform_float_elements(call.rng("x"), kLow, kHigh));
     const double allowed = allowed_error(n, expected);
     return kit::expect_within(
         d_sum.download(), std::vector<double>{expected.sum}, [&](std::size_t) { return allowed; },
