@@ -51,26 +51,71 @@ inline Bytes random_bytes(const std::string& what, std::size_t count) {
   return kit::Rng::for_case(what).uniform_bytes(count);
 }
 
-// Every byte of `got` within byte_abs_tol of `expected` (bytes, where kit::expect_within would
-// need a double per pixel: half a gigabyte for the timing pictures).
-inline bool expect_bytes_near(const Bytes& got, const Bytes& expected, const kit::CaseContext& context) {
+namespace detail {
+
+// Logs each got[i] more than byte_abs_tol away from expected[i], as the pixel at place(i) of the
+// picture; a size mismatch is logged once instead. Bytes, where kit::detail::log_outside would
+// need the expected pixels as doubles: eight times the memory, on pictures of 33 million pixels.
+template <class Place>
+void log_bytes_outside(const Bytes& got, const Bytes& expected, Place place, kit::detail::MismatchLog& log) {
   const int tolerance = static_cast<int>(kit::param_int("byte_abs_tol"));
-  kit::detail::MismatchLog log(expected.size());
   if (got.size() != expected.size()) {
     log.add(0, false, [&] {
       return std::pair{std::to_string(expected.size()) + " pixels", std::to_string(got.size()) + " pixels"};
     });
-  } else {
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      const int difference = static_cast<int>(got[i]) - static_cast<int>(expected[i]);
-      if (difference > tolerance || difference < -tolerance)
-        log.add(i, kit::is_poison(got[i]), [&] {
-          return std::pair{std::to_string(expected[i]), kit::detail::show(got[i])};
-        });
-    }
+    return;
   }
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const int difference = static_cast<int>(got[i]) - static_cast<int>(expected[i]);
+    if (difference > tolerance || difference < -tolerance)
+      log.add(place(i), kit::is_poison(got[i]), [&] {
+        return std::pair{std::to_string(expected[i]), kit::detail::show(got[i])};
+      });
+  }
+}
+
+}  // namespace detail
+
+// Every byte of `got` within byte_abs_tol of `expected`.
+inline bool expect_bytes_near(const Bytes& got, const Bytes& expected, const kit::CaseContext& context) {
+  kit::detail::MismatchLog log(expected.size());
+  detail::log_bytes_outside(got, expected, [](std::size_t i) { return i; }, log);
   return log.report("result", context);
 }
+
+// expect_bytes_near for a picture of `pixels` pixels checked at `positions` only: got[i] and
+// expected[i] are its pixels at positions[i], and a mismatch is reported at its place in the
+// whole picture (as kit::expect_close_at does for floats).
+inline bool expect_bytes_near_at(const Bytes& got, const Bytes& expected, const std::vector<std::size_t>& positions,
+                                 std::size_t pixels, const kit::CaseContext& context) {
+  kit::detail::MismatchLog log(positions.size(), pixels);
+  detail::log_bytes_outside(got, expected, [&](std::size_t i) { return positions.at(i); }, log);
+  return log.report("result", context);
+}
+
+// A byte picture of `pixels` pixels in device memory compared with expected_pixel(p), the CPU
+// reference for pixel p, at check_samples positions drawn at random and at both ends, read on
+// the GPU: for a timed call's output, too large to make again and compare in full while the
+// class waits for the GPU (kit::sample_positions says why a sample is enough; the poison check
+// still covers every pixel).
+template <class ExpectedPixel>
+bool expect_bytes_near_at_samples(const std::uint8_t* d_picture, std::size_t pixels, ExpectedPixel expected_pixel,
+                                  const kit::CaseContext& context) {
+  const auto positions = kit::sample_positions(pixels, static_cast<std::size_t>(kit::param_int("check_samples")));
+  Bytes expected(positions.size());
+  for (std::size_t i = 0; i < positions.size(); ++i) expected[i] = expected_pixel(positions[i]);
+  return expect_bytes_near_at(kit::gather(d_picture, positions), expected, positions, pixels, context);
+}
+
+// The bytes in [low, high] of the stream `rng`: fill writes the first `count` of them on the GPU,
+// and byte i is made again on the CPU on its own (Rng::uniform_byte_at), so a check makes only
+// the input bytes that its sampled pixels need.
+struct StreamBytes {
+  kit::Rng rng;
+  int low = 0, high = 255;
+  void fill(std::uint8_t* d_out, std::size_t count) const { kit::fill_uniform_bytes(d_out, count, rng, low, high); }
+  std::uint8_t operator()(std::size_t i) const { return rng.uniform_byte_at(i, low, high); }
+};
 
 // Every byte of a guard zone still holds `fill` (the second run's fill; the first run's is the
 // poison, checked by kit::expect_guard_untouched).

@@ -94,17 +94,22 @@ TEST_CASE("box_blur: nothing written past the end") {
 // ---- Timing ----------------------------------------------------------------------------------
 //
 // Every timed call gets a new picture, written on the GPU from its own random stream; the harness
-// checks that the output is written in full each time and compares it with the CPU reference after
-// calls chosen at random. The poison check needs an output value that no correct pixel can hold:
-// the timing pictures' bytes lie in [1 + byte_abs_tol, 254 - byte_abs_tol], so the exact gray or
-// mean does too and every accepted result lies in [1, 254]; a pixel still holding 0 was never written.
+// checks that the output is written in full each time and, after calls chosen at random, compares
+// it with the CPU reference at pixels drawn at random, whose input bytes the CPU makes again from
+// the stream. The poison check needs an output value that no correct pixel can hold: the timing
+// pictures' bytes lie in [1 + byte_abs_tol, 254 - byte_abs_tol], so the exact gray or mean does
+// too and every accepted result lies in [1, 254]; a pixel still holding 0 was never written.
 
 namespace {
 
 constexpr int kTimingFill = 0;
 
-int timing_byte_low() { return 1 + static_cast<int>(kit::param_int("byte_abs_tol")); }
-int timing_byte_high() { return 254 - static_cast<int>(kit::param_int("byte_abs_tol")); }
+// A timed call's input bytes, from its stream `stream`: refresh writes them all on the GPU,
+// verify makes again those that its sampled pixels need.
+StreamBytes timing_bytes(const kit::Call& call, const std::string& stream) {
+  const int tolerance = static_cast<int>(kit::param_int("byte_abs_tol"));
+  return {call.rng(stream), 1 + tolerance, 254 - tolerance};
+}
 
 }  // namespace
 
@@ -113,7 +118,6 @@ TEST_CASE("rgb_to_gray timing: a picture far larger than the L2 cache" * KIT_TIM
   const std::size_t n = size.pixels();
   kit::DeviceBuffer<std::uint8_t> d_rgb(3 * n), d_gray(n);
   const auto options = kit::TimingOptions::from_params();
-  const int low = timing_byte_low(), high = timing_byte_high();
 
   kit::TimedWork work;
   work.name = "rgb_to_gray_kernel";
@@ -121,14 +125,13 @@ TEST_CASE("rgb_to_gray timing: a picture far larger than the L2 cache" * KIT_TIM
   work.work_per_call = 4.0 * static_cast<double>(n);  // read 3 bytes per pixel, write 1
   work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(work.work_per_call), options)};
   work.outputs = {kit::Output::device("the gray picture", d_gray.data(), n, kTimingFill)};
-  work.refresh = [&](const kit::Call& call) {
-    kit::fill_uniform_bytes(d_rgb.data(), 3 * n, call.rng("colours"), low, high);
-  };
+  work.refresh = [&](const kit::Call& call) { timing_bytes(call, "colours").fill(d_rgb.data(), 3 * n); };
   work.verify = [&](const kit::Call& call) {
-    const Bytes rgb = call.rng("colours").uniform_bytes(3 * n, low, high);
-    return expect_bytes_near(d_gray.download(), picture_reference::gray(rgb),
-                             {"the timing picture, " + size.describe() + ", colours of " + call.name(), kLookAtGray,
-                              static_cast<std::size_t>(size.width)});
+    const StreamBytes colours = timing_bytes(call, "colours");
+    return expect_bytes_near_at_samples(d_gray.data(), n,
+                                        [&](std::size_t p) { return picture_reference::gray_pixel(colours, p); },
+                                        {"the timing picture, " + size.describe() + ", colours of " + call.name(),
+                                         kLookAtGray, static_cast<std::size_t>(size.width)});
   };
   work.look_at = kLookAtGray;
   kit::time_work(work, options);
@@ -140,7 +143,6 @@ TEST_CASE("box_blur timing: a picture far larger than the L2 cache" * KIT_TIMING
   const std::size_t n = size.pixels();
   kit::DeviceBuffer<std::uint8_t> d_in(n), d_out(n);
   const auto options = kit::TimingOptions::from_params();
-  const int low = timing_byte_low(), high = timing_byte_high();
 
   kit::TimedWork work;
   work.name = "box_blur_kernel";
@@ -148,13 +150,17 @@ TEST_CASE("box_blur timing: a picture far larger than the L2 cache" * KIT_TIMING
   work.work_per_call = 2.0 * static_cast<double>(n);  // read 1 byte per pixel, write 1: the least any blur moves
   work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(work.work_per_call), options)};
   work.outputs = {kit::Output::device("the blurred picture", d_out.data(), n, kTimingFill)};
-  work.refresh = [&](const kit::Call& call) { kit::fill_uniform_bytes(d_in.data(), n, call.rng("gray"), low, high); };
+  work.refresh = [&](const kit::Call& call) { timing_bytes(call, "gray").fill(d_in.data(), n); };
   work.verify = [&](const kit::Call& call) {
-    const Bytes picture = call.rng("gray").uniform_bytes(n, low, high);
-    return expect_bytes_near(
-        d_out.download(), picture_reference::box_blur(picture, size.width, size.height, radius),
+    const StreamBytes picture = timing_bytes(call, "gray");
+    const auto width = static_cast<std::size_t>(size.width);
+    return expect_bytes_near_at_samples(
+        d_out.data(), n,
+        [&](std::size_t p) {
+          return picture_reference::box_blur_pixel(picture, size.width, size.height, radius, p % width, p / width);
+        },
         {"the timing picture, " + size.describe() + ", radius " + std::to_string(radius) + ", pixels of " + call.name(),
-         kLookAtBlur, static_cast<std::size_t>(size.width)});
+         kLookAtBlur, width});
   };
   work.look_at = kLookAtBlur;
   kit::time_work(work, options);
