@@ -69,6 +69,34 @@ inline std::vector<float> transposed(const std::vector<float>& in, int rows, int
 
 inline std::size_t guard_elements() { return static_cast<std::size_t>(kit::param_int("guard_elements")); }
 
+// kit::expect_close_at with no tolerance: as exact as expect_equal. A float converts to double
+// exactly, so |got - expected| <= 0 holds only where got == expected (never for NaN).
+inline bool expect_equal_at(const std::vector<float>& got, const std::vector<float>& expected,
+                            const std::vector<std::size_t>& positions, std::size_t size,
+                            const kit::CaseContext& context) {
+  return kit::expect_close_at(got, std::vector<double>(expected.begin(), expected.end()), positions, size,
+                              kit::Tolerance{0.0, 0.0}, context);
+}
+
+// d_out, the cols x rows transpose of the rows x cols matrix of the numbers of `in` (make_matrix's,
+// or kit::fill_uniform_floats's, from that stream), compared exactly at check_samples positions
+// drawn at random and at both ends: for outputs too large to compare in full on the CPU in a case
+// that every submission of a class runs (kit::sample_positions says why a sample is enough, beside
+// the poison check of every element). Output element p, at (p / rows, p % rows), is input element
+// (p % rows, p / rows), made again with uniform_float_at instead of making the whole matrix.
+inline bool expect_transposed_at_samples(const float* d_out, int rows, int cols, const kit::Rng& in,
+                                         const std::string& input, const std::string& where) {
+  const std::size_t n = static_cast<std::size_t>(rows) * cols, out_row_length = static_cast<std::size_t>(rows);
+  const std::vector<std::size_t> positions =
+      kit::sample_positions(n, static_cast<std::size_t>(kit::param_int("check_samples")));
+  std::vector<float> expected(positions.size());
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    const std::size_t in_col = positions[i] / out_row_length, in_row = positions[i] % out_row_length;
+    expected[i] = in.uniform_float_at(in_row * cols + in_col, kInputLow, kInputHigh);
+  }
+  return expect_equal_at(kit::gather(d_out, positions), expected, positions, n, {input, where, out_row_length});
+}
+
 // Runs one version on a fresh random rows x cols matrix into a poisoned output
 // and compares the result exactly. The output buffer has `guard` poisoned floats
 // after the cols x rows result, and a write into them fails; the input has as
@@ -89,6 +117,28 @@ inline bool check_transpose(const Version& v, int rows, int cols, const std::str
   const kit::CaseContext context{input, look_at(v), static_cast<std::size_t>(rows)};
   const bool ok = kit::expect_equal(d_out.download(), transposed(h_in, rows, cols), context);
   return d_out.expect_guard_untouched({input, look_at_guards(v)}) && ok;
+}
+
+// check_transpose for a matrix too large to compare in full on the CPU in a case that every
+// submission of a class runs: the input is written on the GPU, every element of the output is
+// checked for the poison on the GPU, and its values at sampled positions.
+inline bool check_transpose_sampled(const Version& v, int rows, int cols, const std::string& input,
+                                    std::size_t guard = guard_elements()) {
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  const kit::Rng in = kit::Rng::for_case("in " + shape(rows, cols));
+  kit::DeviceBuffer<float> d_in(n + guard);
+  kit::fill_uniform_floats(d_in.data(), n, in, kInputLow, kInputHigh);
+  if (guard > 0) CUDA_CHECK(cudaMemset(d_in.data() + n, 0, guard * sizeof(float)));  // zeros, as check_transpose's
+  kit::GuardedBuffer<float> d_out(n, guard);
+  v.launch(d_in.data(), d_out.data(), rows, cols);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::size_t unwritten = kit::count_unwritten(kit::Output::device("out", d_out.data(), n));
+  CHECK_MESSAGE(unwritten == 0, input << ": " << unwritten << " of the " << n << " elements of out were never written "
+                                      << "(they still hold the poison the test put there before the launch). "
+                                         "Does the grid cover every tile, across and down?\nLook at: "
+                                      << look_at(v));
+  const bool ok = expect_transposed_at_samples(d_out.data(), rows, cols, in, input, look_at(v));
+  return d_out.expect_guard_untouched({input, look_at_guards(v)}) && ok && unwritten == 0;
 }
 
 // A list parameter of (rows, cols) pairs: [r0, c0, r1, c1, ...].
@@ -147,24 +197,25 @@ inline void cublas_transpose(const float* d_in, float* d_out, int rows, int cols
 // this process: a device-to-device copy of the same number of bytes, and
 // cuBLAS's own transpose (cublasSgeam), whose output is checked too. Every
 // timed call gets a new matrix, written on the GPU from its own random stream;
-// the harness checks that the output is written in full each time and compares
-// it with the CPU transpose after calls chosen at random.
+// the harness checks that the output is written in full each time and, after
+// calls chosen at random, compares it with the CPU's numbers at positions drawn
+// at random: making all 2^26 elements again and transposing them on the CPU is
+// most of a second per checked call, while the class waits for the GPU.
 inline void time_version(const Version& v) {
   const int rows = static_cast<int>(kit::param_int("timing_rows"));
   const int cols = static_cast<int>(kit::param_int("timing_cols"));
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
-  const std::vector<float> h_in = make_matrix(rows, cols, "timing");
-  kit::DeviceBuffer<float> d_in(h_in), d_out(n);
+  const kit::Rng peer_in = kit::Rng::for_case("timing");
+  kit::DeviceBuffer<float> d_in(n), d_out(n);
+  kit::fill_uniform_floats(d_in.data(), n, peer_in, kInputLow, kInputHigh);
   const auto options = kit::TimingOptions::from_params();
   const double bytes = 2.0 * static_cast<double>(n) * sizeof(float);  // each element read once, written once
   const std::string input = "the timing matrix " + shape(rows, cols);
 
   const kit::Timing peer = kit::time_device_work([&] { cublas_transpose(d_in.data(), d_out.data(), rows, cols); },
                                                  options);
-  kit::expect_equal(d_out.download(), transposed(h_in, rows, cols),
-                    {"the cuBLAS peer on " + input,
-                     "not your code: the lab's cuBLAS call in tests/transpose_checks.cuh (tell your TA)",
-                     static_cast<std::size_t>(rows)});
+  expect_transposed_at_samples(d_out.data(), rows, cols, peer_in, "the cuBLAS peer on " + input,
+                               "not your code: the lab's cuBLAS call in tests/transpose_checks.cuh (tell your TA)");
 
   kit::TimedWork work;
   work.name = v.kernel;
@@ -177,9 +228,8 @@ inline void time_version(const Version& v) {
     kit::fill_uniform_floats(d_in.data(), n, call.rng("timing"), kInputLow, kInputHigh);
   };
   work.verify = [&](const kit::Call& call) {
-    const std::vector<float> in = call.rng("timing").uniform_floats(n, kInputLow, kInputHigh);
-    return kit::expect_equal(d_out.download(), transposed(in, rows, cols),
-                             {input + ", the matrix of " + call.name(), look_at(v), static_cast<std::size_t>(rows)});
+    return expect_transposed_at_samples(d_out.data(), rows, cols, call.rng("timing"),
+                                        input + ", the matrix of " + call.name(), look_at(v));
   };
   work.look_at = look_at(v);
   kit::time_work(work, options);
