@@ -2,9 +2,11 @@
 // references, the float tolerance and the comparisons.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kit/kit.cuh"
@@ -46,40 +48,161 @@ inline std::vector<float> float_inputs(std::size_t n, const std::string& stream 
   return kit::Rng::for_case(stream).uniform_floats(n, kFloatLow, kFloatHigh);
 }
 
-// The exact scan of integers (summed in 64 bits; the inputs keep it in int range).
-inline std::vector<int> int_reference(const std::vector<int>& x, Kind kind) {
-  std::vector<int> out(x.size());
-  long long sum = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (kind == Kind::Inclusive) sum += x[i];
-    out[i] = static_cast<int>(sum);
-    if (kind == Kind::Exclusive) sum += x[i];
-  }
-  return out;
-}
+// ---------------------------------------------------------------------------
+// The CPU references. The whole-array ones (small tests) and the sampled ones
+// (outputs too large to make again in full) add the inputs with the same running
+// sums and read each element off them with the same `record`, so both give the
+// same numbers.
 
-// The float reference: each output's sum in double (exact but for a last-bit
-// rounding at the largest n, far below the tolerance), and beside it the sum of
-// the magnitudes of the inputs up to and including that element, which the
-// tolerance scales with. section > 0: every section of that many elements is
-// scanned on its own (parts 1 and 2); 0: one scan of the whole array.
+// The running sums of an int scan, in 64 bits (the inputs keep every prefix in int range).
+struct IntSums {
+  long long sum = 0;
+  void add(int x) { sum += x; }
+  void add(const IntSums& earlier) { sum += earlier.sum; }
+};
+
+// The running sums of a float scan: the inputs' sum in double, and beside it the
+// sum of their magnitudes, which the tolerance scales with. Both are exact here:
+// kit::Rng makes floats in [-1, 1] as multiples of 2^-23, and a sum of up to 2^30
+// of them is a multiple of 2^-23 below 2^30 in size, which a double holds
+// exactly. So the order of the additions (one loop, or parts added up afterwards)
+// changes no bit; in any case a double's rounding stays far below the tolerance.
+struct FloatSums {
+  double sum = 0.0;
+  double magnitude = 0.0;
+  void add(float x) {
+    sum += x;
+    magnitude += std::fabs(static_cast<double>(x));
+  }
+  void add(const FloatSums& earlier) {
+    sum += earlier.sum;
+    magnitude += earlier.magnitude;
+  }
+};
+
+// A float scan's reference: each output's sum, and the sum of the magnitudes of
+// the inputs up to and including that element.
 struct FloatReference {
   std::vector<double> sum;
   std::vector<double> magnitude;
+  explicit FloatReference(std::size_t n) : sum(n), magnitude(n) {}
 };
 
-inline FloatReference float_reference(const std::vector<float>& x, Kind kind, std::size_t section = 0) {
-  FloatReference ref{std::vector<double>(x.size()), std::vector<double>(x.size())};
-  double sum = 0.0, magnitude = 0.0;
+// Element k of a reference, from the running sums just before and just after its
+// input: an inclusive scan includes that input, an exclusive one stops before it
+// (the magnitudes include it either way).
+inline void record(std::vector<int>& ref, std::size_t k, Kind kind, const IntSums& before, const IntSums& after) {
+  ref[k] = static_cast<int>((kind == Kind::Inclusive ? after : before).sum);
+}
+inline void record(FloatReference& ref, std::size_t k, Kind kind, const FloatSums& before, const FloatSums& after) {
+  ref.sum[k] = (kind == Kind::Inclusive ? after : before).sum;
+  ref.magnitude[k] = after.magnitude;
+}
+
+// The scan of x, one element after another. section > 0: every section of that
+// many elements is scanned on its own (parts 1 and 2); 0: one scan of the whole array.
+template <class Sums, class Reference, class T>
+Reference scan_reference(const std::vector<T>& x, Kind kind, std::size_t section) {
+  Reference ref(x.size());
+  Sums sums;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    if (section > 0 && i % section == 0) sum = magnitude = 0.0;
-    if (kind == Kind::Inclusive) sum += x[i];
-    ref.sum[i] = sum;
-    if (kind == Kind::Exclusive) sum += x[i];
-    magnitude += std::fabs(static_cast<double>(x[i]));
-    ref.magnitude[i] = magnitude;
+    if (section > 0 && i % section == 0) sums = Sums{};
+    const Sums before = sums;
+    sums.add(x[i]);
+    record(ref, i, kind, before, sums);
   }
   return ref;
+}
+
+// The exact scan of integers.
+inline std::vector<int> int_reference(const std::vector<int>& x, Kind kind) {
+  return scan_reference<IntSums, std::vector<int>>(x, kind, 0);
+}
+
+inline FloatReference float_reference(const std::vector<float>& x, Kind kind, std::size_t section = 0) {
+  return scan_reference<FloatSums, FloatReference>(x, kind, section);
+}
+
+// How many threads scan_reference_at uses for `count` inputs: one per core, each
+// with at least a million inputs (below that a thread costs more than it saves).
+inline std::size_t reference_threads(std::size_t count) {
+  constexpr std::size_t kPerThread = std::size_t{1} << 20;
+  return std::clamp<std::size_t>(count / kPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// The scan of count inputs, element(i) giving input i, at `positions` only
+// (ascending, repeats allowed; element k of the result is the output at
+// positions[k]): for outputs too large to make again in full. An output depends
+// on every input before it, so this is still one pass over the inputs, but on
+// `threads` cores at once and without storing them: each thread adds up one
+// contiguous part of the inputs from zero and keeps its running sums around the
+// positions inside it; then the sums of the parts before each part are added to
+// what it kept.
+template <class Sums, class Reference, class Element>
+Reference scan_reference_at(std::size_t count, Element element, const std::vector<std::size_t>& positions, Kind kind,
+                            std::size_t threads) {
+  struct Around {
+    Sums before, after;
+  };
+  std::vector<Around> kept(positions.size());
+  std::vector<Sums> part_total(threads);
+  std::vector<std::size_t> first_position(threads + 1, positions.size());
+  const std::size_t share = (count + threads - 1) / threads;
+  for (std::size_t t = 0; t < threads; ++t)
+    first_position[t] = static_cast<std::size_t>(
+        std::lower_bound(positions.begin(), positions.end(), std::min(count, t * share)) - positions.begin());
+
+  const auto scan_part = [&](std::size_t t) {
+    const std::size_t end = std::min(count, (t + 1) * share);
+    std::size_t i = std::min(count, t * share);
+    Sums sums;
+    for (std::size_t k = first_position[t]; k < first_position[t + 1]; ++k) {
+      const std::size_t p = positions[k];
+      if (p < i) {  // positions[k - 1] again: only a repeat is behind i
+        kept[k] = kept[k - 1];
+        continue;
+      }
+      for (; i < p; ++i) sums.add(element(i));
+      const Sums before = sums;
+      sums.add(element(i++));
+      kept[k] = {before, sums};
+    }
+    for (; i < end; ++i) sums.add(element(i));
+    part_total[t] = sums;
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(scan_part, t);
+  scan_part(0);
+  for (auto& thread : pool) thread.join();
+
+  Reference ref(positions.size());
+  Sums earlier;  // the sum of the parts before part t
+  for (std::size_t t = 0; t < threads; ++t) {
+    for (std::size_t k = first_position[t]; k < first_position[t + 1]; ++k) {
+      Sums before = earlier, after = earlier;
+      before.add(kept[k].before);
+      after.add(kept[k].after);
+      record(ref, k, kind, before, after);
+    }
+    earlier.add(part_total[t]);
+  }
+  return ref;
+}
+
+// The scans of the inputs that `rng` makes (those of int_inputs and float_inputs,
+// and of kit::fill_uniform_ints / fill_uniform_floats on the GPU) at `positions`.
+inline std::vector<int> int_reference_at(const kit::Rng& rng, std::size_t count,
+                                         const std::vector<std::size_t>& positions, Kind kind) {
+  return scan_reference_at<IntSums, std::vector<int>>(
+      count, [&](std::size_t i) { return rng.uniform_int_at(i, kIntLow, kIntHigh); }, positions, kind,
+      reference_threads(count));
+}
+
+inline FloatReference float_reference_at(const kit::Rng& rng, std::size_t count,
+                                         const std::vector<std::size_t>& positions, Kind kind) {
+  return scan_reference_at<FloatSums, FloatReference>(
+      count, [&](std::size_t i) { return rng.uniform_float_at(i, kFloatLow, kFloatHigh); }, positions, kind,
+      reference_threads(count));
 }
 
 // A float sum computed along a tree in which every input passes through at most
@@ -93,11 +216,46 @@ inline double path_gamma() {
   return d * u / (1.0 - d * u);
 }
 
+// The error allowed at element k of `ref`: gamma_d times the sum of the magnitudes it adds up.
+inline auto allowed_error(const FloatReference& ref) {
+  return [&ref, gamma = path_gamma()](std::size_t k) { return gamma * ref.magnitude[k]; };
+}
+
 inline bool expect_float_scan(const std::vector<float>& got, const FloatReference& ref,
                               const kit::CaseContext& context) {
-  const double gamma = path_gamma();
-  return kit::expect_within(
-      got, ref.sum, [&](std::size_t i) { return gamma * ref.magnitude[i]; }, context);
+  return kit::expect_within(got, ref.sum, allowed_error(ref), context);
+}
+
+// Elements compared at random positions where an output is too large to compare in
+// full (a timed call's, the hidden large float scan); every element is still checked
+// for the poison.
+inline std::size_t check_samples() { return static_cast<std::size_t>(kit::param_int("check_samples")); }
+
+// A scan of `size` elements in device memory, d_out, against the scan of the
+// inputs that `rng` makes (those kit::fill_uniform_floats / fill_uniform_ints
+// wrote), at check_samples() positions drawn at random after the call and at both
+// ends (kit::sample_positions says why a sample is enough). Floats within the
+// same per-element tolerance as expect_float_scan, ints exactly; a wrong element
+// is reported by its place in the whole output, as kit::expect_close_at does.
+inline bool expect_float_scan_sampled(const float* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                      const kit::CaseContext& context) {
+  const auto positions = kit::sample_positions(size, check_samples());
+  const FloatReference ref = float_reference_at(rng, size, positions, kind);
+  // kit::expect_close_at's report with expect_within's per-element bound (the harness has no
+  // function for both yet).
+  kit::detail::MismatchLog log(positions.size(), size);
+  kit::detail::log_outside(
+      kit::gather(d_out, positions), ref.sum, allowed_error(ref), [&](std::size_t k) { return positions[k]; }, log);
+  return log.report("result", context);
+}
+
+inline bool expect_int_scan_sampled(const int* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                    const kit::CaseContext& context) {
+  const auto positions = kit::sample_positions(size, check_samples());
+  const std::vector<int> ref = int_reference_at(rng, size, positions, kind);
+  // Exact: an int and its difference from another are exact in double.
+  return kit::expect_close_at(kit::gather(d_out, positions), std::vector<double>(ref.begin(), ref.end()), positions,
+                              size, kit::Tolerance{}, context);
 }
 
 // Poisoned elements after every output: more than a whole section or tile of most designs.
@@ -173,13 +331,38 @@ inline bool check_int_scan(int n, Kind kind, const std::string& input, std::size
 }
 
 // Part 3 on floats: within the path tolerance.
+inline std::string float_stream(int n, Kind kind) { return "float " + kind_name(kind) + " " + std::to_string(n); }
+
 inline bool check_float_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements()) {
-  const std::vector<float> x = float_inputs(n, "float " + kind_name(kind) + " " + std::to_string(n));
+  const std::vector<float> x = float_inputs(n, float_stream(n, kind));
   const std::string what = input + ", " + kind_name(kind) + " scan of floats";
   const auto run = run_on_device(
       x, [kind](const float* d_in, float* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count); }, guard,
       {what, kLookAtScanGuard});
   return expect_float_scan(run.out, float_reference(x, kind), {what, kLookAtScan}) && run.guard_untouched;
+}
+
+// check_float_scan for a length too large to make, copy and compare in full on the CPU
+// in every submission's run: the same inputs, written on the GPU; every element must be
+// written (the poison, counted on the GPU), the values right at sampled positions
+// (expect_float_scan_sampled), and the guard untouched.
+inline bool check_float_scan_sampled(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements()) {
+  const auto count = static_cast<std::size_t>(n);
+  const kit::Rng rng = kit::Rng::for_case(float_stream(n, kind));
+  const std::string what = input + ", " + kind_name(kind) + " scan of floats";
+  kit::DeviceBuffer<float> d_in(count);
+  kit::GuardedBuffer<float> d_out(count, guard);
+  kit::fill_uniform_floats(d_in.data(), count, rng, kFloatLow, kFloatHigh);
+  launch_whole_scan(kind, d_in.data(), d_out.data(), n);
+  CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
+  const std::size_t unwritten = kit::count_unwritten(kit::Output::device("out", d_out.data(), count));
+  CHECK_MESSAGE(unwritten == 0,
+                "Wrong result for input: "
+                    << what << " (seed " << kit::run_seed() << ").\n"
+                    << unwritten << " of the " << count << " elements of out were never written "
+                    << "(they still hold the poison the test put there before the call).\nLook at: " << kLookAtScan);
+  const bool right = expect_float_scan_sampled(d_out.data(), count, kind, rng, {what, kLookAtScan});
+  return d_out.expect_guard_untouched({what, kLookAtScanGuard}) && right && unwritten == 0;
 }
 
 }  // namespace scan_checks
