@@ -222,40 +222,68 @@ inline void check_large(const Kernel& kernel) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Timing pictures: too large to convolve in full on the CPU for every check, so the check
-// takes whole rows (and with them both edges and every tile boundary along a row): the first
-// and last kMaxFilterRadius + 1, where the window leaves the picture, the rows either side of
-// where 64-row tiles meet near the middle, and timing_check_rows more drawn from `rng` (a
-// timing case draws new ones for every checked call). Every output is also checked to have
-// been written.
+// Timing pictures: a quarter of a gigabyte, too large to copy and convolve in full on the CPU
+// for every check while the whole class waits for the GPU. So the check counts the outputs that
+// are not finite on the GPU (every one of them), and compares whole rows (and with them both
+// edges and every tile boundary along a row) with the CPU reference, made from the input rows
+// their windows read and no others: the first and last kMaxFilterRadius + 1, where the window
+// leaves the picture, the rows either side of where 64-row tiles meet near the middle, and
+// timing_check_rows more drawn from the operating system's entropy when the check runs, after
+// the call, so that a submission cannot know them.
 
-inline std::vector<int> rows_to_check(int height, const kit::Rng& rng) {
+inline std::vector<int> rows_to_check(int height) {
   std::vector<int> rows;
   for (int y = 0; y <= kMaxFilterRadius && y < height; ++y) rows.push_back(y);
   for (int y = std::max(0, height - kMaxFilterRadius - 1); y < height; ++y) rows.push_back(y);
   const int middle = height / 2 / 64 * 64;
   for (int y = middle - 1; y <= middle; ++y)
     if (y >= 0) rows.push_back(y);
-  for (const int y : rng.uniform_ints(static_cast<std::size_t>(kit::param_int("timing_check_rows")), 0, height - 1))
-    rows.push_back(y);
+  const auto drawn = static_cast<std::size_t>(kit::param_int("timing_check_rows"));
+  for (const std::size_t y : kit::sample_positions(static_cast<std::size_t>(height), drawn))
+    rows.push_back(static_cast<int>(y));
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
   return rows;
 }
 
-// The rows `rows` of a width-wide picture, one after the other.
-inline std::vector<float> pick_rows(const std::vector<float>& picture, int width, const std::vector<int>& rows) {
-  std::vector<float> out;
-  out.reserve(rows.size() * static_cast<std::size_t>(width));
-  for (const int y : rows)
-    out.insert(out.end(), picture.begin() + static_cast<std::ptrdiff_t>(y) * width,
-               picture.begin() + static_cast<std::ptrdiff_t>(y + 1) * width);
-  return out;
-}
-
 inline std::string rows_text(const std::vector<int>& rows) {
   return std::to_string(rows.size()) + " rows (the first and last " + std::to_string(kMaxFilterRadius + 1) +
-         ", two where tiles meet, and random ones; row r of the listing is the r-th of them)";
+         ", two where tiles meet, and random ones)";
+}
+
+// The input rows that the windows of output rows `rows` read, of the picture that `picture`
+// makes (Rng::uniform_floats(width * height, low, high), as kit::fill_uniform_floats writes it
+// on the GPU), made with Rng::uniform_float_at on every core without the rest of the picture.
+inline convolution_reference::PictureRows picture_rows(const kit::Rng& picture, float low, float high, const Size& size,
+                                                       int radius, const std::vector<int>& rows) {
+  return {size.width, size.height, radius, rows, [&](std::size_t i) { return picture.uniform_float_at(i, low, high); }};
+}
+
+// The sum of the squares of every pixel of the picture that `picture` makes, on every core.
+inline double sum_of_squares(const kit::Rng& picture, float low, float high, const Size& size) {
+  const auto row = static_cast<std::size_t>(size.width);
+  std::vector<double> row_sums(static_cast<std::size_t>(size.height));
+  convolution_reference::parallel_for(row_sums.size(), static_cast<double>(size.pixels()), [&](std::size_t y) {
+    double sum = 0.0;
+    for (std::size_t x = 0; x < row; ++x) {
+      const double p = picture.uniform_float_at(y * row + x, low, high);
+      sum += p * p;
+    }
+    row_sums[y] = sum;
+  });
+  double sum = 0.0;
+  for (const double part : row_sums) sum += part;
+  return sum;
+}
+
+// The rows `rows` of a width-wide picture in device memory, one after the other.
+inline std::vector<float> download_rows(const float* d_picture, int width, const std::vector<int>& rows) {
+  const auto row = static_cast<std::size_t>(width);
+  std::vector<float> out(rows.size() * row);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    CUDA_CHECK(cudaMemcpy(out.data() + r * row, d_picture + static_cast<std::size_t>(rows[r]) * row,
+                          row * sizeof(float), cudaMemcpyDeviceToHost));
+  return out;
 }
 
 // Every output written and finite (finite pixels and weights give finite sums): none still
@@ -270,16 +298,47 @@ inline bool expect_all_written(const std::vector<float>& got, const kit::CaseCon
   return log.report("result", context);
 }
 
-// A timed output (the whole picture) against the reference on the sampled rows.
-inline bool expect_timed_output(const std::vector<float>& got, const std::vector<float>& picture, const Size& size,
-                                const std::vector<float>& filter, int radius, const std::vector<int>& rows,
-                                const std::string& input, const std::string& look_at) {
+// How many of the `count` floats at d_data (device memory) are not finite, counted on the GPU
+// (convolution_checks.cu).
+std::size_t count_not_finite(const float* d_data, std::size_t count);
+
+// expect_all_written for a picture in device memory, counted on the GPU; only when some output
+// is not finite is the whole picture copied to the CPU, to name the first ones.
+inline bool expect_all_written_on_device(const float* d_picture, std::size_t count, const kit::CaseContext& context) {
+  if (count_not_finite(d_picture, count) == 0) return true;
+  std::vector<float> got(count);
+  CUDA_CHECK(cudaMemcpy(got.data(), d_picture, count * sizeof(float), cudaMemcpyDeviceToHost));
+  return expect_all_written(got, context);
+}
+
+// The rows `rows` of a width-wide picture (got, one after the other) against the reference for
+// them; a wrong pixel is named by its place in the whole picture, which context.row_length (the
+// width) shows as (row, col).
+inline bool expect_rows_at(const std::vector<float>& got, const convolution_reference::Expected& expected,
+                           const std::vector<int>& rows, int width, int radius, const kit::CaseContext& context) {
+  const double units = error_bound(radius);
+  const auto row = static_cast<std::size_t>(width);
+  // kit::expect_within's bound, with each pixel placed in the whole picture (the harness has no
+  // function for both yet).
+  kit::detail::MismatchLog log(expected.value.size());
+  kit::detail::log_outside(
+      got, expected.value, [&](std::size_t i) { return units * expected.magnitude[i]; },
+      [&](std::size_t i) { return static_cast<std::size_t>(rows[i / row]) * row + i % row; }, log);
+  return log.report("result", context);
+}
+
+// A timed output (the whole picture, in device memory) against the reference on rows drawn now,
+// for the picture that `picture` made.
+inline bool expect_timed_output(const float* d_out, const kit::Rng& picture, float low, float high, const Size& size,
+                                const std::vector<float>& filter, int radius, const std::string& input,
+                                const std::string& look_at) {
   const auto row = static_cast<std::size_t>(size.width);
-  if (!expect_all_written(got, {input, look_at + kNanHint, row})) return false;
+  if (!expect_all_written_on_device(d_out, size.pixels(), {input, look_at + kNanHint, row})) return false;
+  const std::vector<int> rows = rows_to_check(size.height);
   const convolution_reference::Expected expected =
-      convolution_reference::convolve_rows(picture, size.width, size.height, filter, radius, rows);
-  return expect_rows(pick_rows(got, size.width, rows), expected, radius,
-                     {input + ", compared on " + rows_text(rows), look_at + kNanHint, row});
+      convolution_reference::convolve_rows(picture_rows(picture, low, high, size, radius, rows), filter, radius, rows);
+  return expect_rows_at(download_rows(d_out, size.width, rows), expected, rows, size.width, radius,
+                        {input + ", compared on " + rows_text(rows), look_at + kNanHint, row});
 }
 
 }  // namespace convolution_checks

@@ -37,7 +37,42 @@ TEST_CASE("convolution reference: small pictures worked out by hand" * KIT_CPU_O
   wide[12] = 0.5f;
   CHECK(convolve({3.0f}, 1, 1, wide, 2).value == std::vector<double>{1.5});
 
-  CHECK_THROWS_AS(convolve(in, 3, 2, {1.0f, 2.0f}, 1), std::invalid_argument);  // not (2r + 1)^2 weights
+  CHECK_THROWS_AS(convolve(in, 3, 2, {1.0f, 2.0f}, 1), std::invalid_argument);      // not (2r + 1)^2 weights
+  CHECK_THROWS_AS(convolve_rows(in, 3, 2, filter, 1, {2}), std::invalid_argument);  // a row past the last
+
+  // The rows a timing check makes: only those the listed rows' windows read, with the pixels
+  // pixel(i) gives, and the same result as from the whole picture.
+  const PictureRows made(3, 2, 1, {1}, [&](std::size_t i) { return in[i]; });
+  CHECK(made.row(0)[2] == 3.0f);
+  CHECK(made.row(1)[0] == 4.0f);
+  CHECK(convolve_rows(made, filter, 1, {1}).value == second_row.value);
+  const PictureRows first_only(3, 5, 1, {0}, [](std::size_t i) { return static_cast<float>(i); });
+  CHECK_THROWS_AS(first_only.row(2), std::out_of_range);                             // not in a window
+  CHECK_THROWS_AS(convolve_rows(first_only, filter, 1, {0, 3}), std::out_of_range);  // row 3 reads 2 to 4
+  CHECK_THROWS_AS(PictureRows(3, 2, 1, {5}, [](std::size_t) { return 0.0f; }), std::invalid_argument);
+
+  // On every core for a large picture: the same rows, in the same places, bit for bit, as one
+  // row at a time (the sum runs in the same order whichever thread computes it).
+  {
+    const int width = 300, height = 97, radius = 7, side = 2 * radius + 1;
+    std::vector<float> picture(static_cast<std::size_t>(width) * height), weights(side * side);
+    for (std::size_t i = 0; i < picture.size(); ++i) picture[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f;
+    for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<float>(i % 17) / 8.0f - 1.0f;
+    const Expected whole = convolve(picture, width, height, weights, radius);
+    const std::vector<int> rows = {0, 6, 7, 48, 89, 96};
+    const PictureRows windows(width, height, radius, rows, [&](std::size_t i) { return picture[i]; });
+    const Expected some = convolve_rows(windows, weights, radius, rows);
+    bool same = true;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const Expected one = convolve_rows(picture, width, height, weights, radius, {rows[r]});
+      for (int x = 0; x < width; ++x) {
+        const std::size_t at = static_cast<std::size_t>(rows[r]) * width + x, in_some = r * width + x;
+        same = same && whole.value[at] == one.value[x] && whole.magnitude[at] == one.magnitude[x] &&
+               some.value[in_some] == one.value[x] && some.magnitude[in_some] == one.magnitude[x];
+      }
+    }
+    CHECK(same);
+  }
 
   // The rounding bound: γ_1 = u / (1 - u), and it grows with the number of terms.
   CHECK(float_sum_gamma(1) == doctest::Approx(0x1.0p-24).epsilon(1e-6));
