@@ -1,11 +1,10 @@
 #include "kit/random.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
+#include "kit/parallel.hpp"
 #include "kit/params.hpp"
 #include "kit/results.hpp"
 
@@ -22,19 +21,13 @@ std::uint64_t hash_text(const std::string& text) {
 // the timing cases make inputs of a gigabyte again for each output they check.
 template <class T, class Element>
 std::vector<T> generate(std::size_t count, Element element) {
-  constexpr std::size_t kPerThread = std::size_t{1} << 20;  // below this a thread costs more than it saves
+  constexpr double kPerThread = 1 << 20;  // below this a thread costs more than it saves
   std::vector<T> values(count);
-  const std::size_t threads =
-      std::clamp<std::size_t>(count / kPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
-  const auto fill = [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) values[i] = element(i);
-  };
-  std::vector<std::thread> pool;
-  const std::size_t share = (count + threads - 1) / threads;
-  for (std::size_t t = 1; t < threads; ++t)
-    pool.emplace_back(fill, std::min(count, t * share), std::min(count, (t + 1) * share));
-  fill(0, std::min(count, share));
-  for (auto& thread : pool) thread.join();
+  const std::size_t threads = threads_for(static_cast<double>(count), kPerThread);
+  on_threads(threads, [&](std::size_t t) {
+    for (std::size_t i = part_begin(count, threads, t), end = part_begin(count, threads, t + 1); i < end; ++i)
+      values[i] = element(i);
+  });
   return values;
 }
 

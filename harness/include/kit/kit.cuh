@@ -8,6 +8,7 @@
 #include "kit/device.hpp"
 #include "kit/device_buffer.cuh"
 #include "kit/guarded_buffer.cuh"
+#include "kit/parallel.hpp"
 #include "kit/params.hpp"
 #include "kit/poison.hpp"
 #include "kit/random.hpp"

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
+#include "kit/parallel.hpp"
 #include "kit/random.hpp"
 
 namespace reduction_reference {
@@ -40,11 +40,6 @@ void add_range(Expected& e, const Element& element, std::size_t begin, std::size
 // Below this many elements a thread of its own costs more than it saves.
 inline constexpr std::size_t kSumPerThread = std::size_t{1} << 20;
 
-// One thread per hardware thread, each with at least kSumPerThread elements of the n.
-inline std::size_t sum_threads(std::size_t n) {
-  return std::clamp<std::size_t>(n / kSumPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
-}
-
 // The sum of element(i) for i in [0, n) on `threads` threads, each adding one contiguous part
 // (their sizes differ by at most one), the parts then added in index order. `element` is called
 // from several threads at once, so it may only read.
@@ -57,14 +52,10 @@ inline std::size_t sum_threads(std::size_t n) {
 template <class Element>
 Expected expected_sum(std::size_t n, const Element& element, std::size_t threads) {
   threads = std::max<std::size_t>(threads, 1);
-  const auto bound = [&](std::size_t t) { return n / threads * t + std::min(t, n % threads); };
   std::vector<Expected> parts(threads);
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  for (std::size_t t = 1; t < threads; ++t)
-    pool.emplace_back([&, t] { add_range(parts[t], element, bound(t), bound(t + 1)); });
-  add_range(parts[0], element, 0, bound(1));
-  for (auto& thread : pool) thread.join();
+  kit::on_threads(threads, [&](std::size_t t) {
+    add_range(parts[t], element, kit::part_begin(n, threads, t), kit::part_begin(n, threads, t + 1));
+  });
   Expected total;
   for (const Expected& part : parts) {
     total.sum += part.sum;
@@ -76,7 +67,7 @@ Expected expected_sum(std::size_t n, const Element& element, std::size_t threads
 
 template <class Element>
 Expected expected_sum(std::size_t n, const Element& element) {
-  return expected_sum(n, element, sum_threads(n));
+  return expected_sum(n, element, kit::threads_for(static_cast<double>(n), kSumPerThread));
 }
 
 // The sum of an input in host memory.

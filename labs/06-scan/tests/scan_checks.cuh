@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kit/kit.cuh"
@@ -126,8 +125,7 @@ inline FloatReference float_reference(const std::vector<float>& x, Kind kind, st
 // How many threads scan_reference_at uses for `count` inputs: one per core, each
 // with at least a million inputs (below that a thread costs more than it saves).
 inline std::size_t reference_threads(std::size_t count) {
-  constexpr std::size_t kPerThread = std::size_t{1} << 20;
-  return std::clamp<std::size_t>(count / kPerThread, 1, std::max(1u, std::thread::hardware_concurrency()));
+  return kit::threads_for(static_cast<double>(count), 1 << 20);
 }
 
 // The scan of count inputs, element(i) giving input i, at `positions` only
@@ -147,14 +145,13 @@ Reference scan_reference_at(std::size_t count, Element element, const std::vecto
   std::vector<Around> kept(positions.size());
   std::vector<Sums> part_total(threads);
   std::vector<std::size_t> first_position(threads + 1, positions.size());
-  const std::size_t share = (count + threads - 1) / threads;
   for (std::size_t t = 0; t < threads; ++t)
     first_position[t] = static_cast<std::size_t>(
-        std::lower_bound(positions.begin(), positions.end(), std::min(count, t * share)) - positions.begin());
+        std::lower_bound(positions.begin(), positions.end(), kit::part_begin(count, threads, t)) - positions.begin());
 
   const auto scan_part = [&](std::size_t t) {
-    const std::size_t end = std::min(count, (t + 1) * share);
-    std::size_t i = std::min(count, t * share);
+    const std::size_t end = kit::part_begin(count, threads, t + 1);
+    std::size_t i = kit::part_begin(count, threads, t);
     Sums sums;
     for (std::size_t k = first_position[t]; k < first_position[t + 1]; ++k) {
       const std::size_t p = positions[k];
@@ -170,10 +167,7 @@ Reference scan_reference_at(std::size_t count, Element element, const std::vecto
     for (; i < end; ++i) sums.add(element(i));
     part_total[t] = sums;
   };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(scan_part, t);
-  scan_part(0);
-  for (auto& thread : pool) thread.join();
+  kit::on_threads(threads, scan_part);
 
   Reference ref(positions.size());
   Sums earlier;  // the sum of the parts before part t

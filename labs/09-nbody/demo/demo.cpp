@@ -11,12 +11,12 @@
 #include <exception>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kit/cuda_check.cuh"
 #include "kit/device.hpp"
 #include "kit/device_buffer.cuh"
+#include "kit/parallel.hpp"
 #include "nbody.cuh"
 #include "nbody_setups.hpp"
 
@@ -38,19 +38,13 @@ struct Energy {
 // Kinetic and potential energy in double precision, on every CPU core.
 Energy energy(const std::vector<float4>& pos, const std::vector<float3>& vel) {
   const std::size_t n = pos.size();
-  const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<double> potential(threads, 0.0);
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (std::size_t i = t; i < n; i += threads)
-        for (std::size_t j = i + 1; j < n; ++j) {
-          const double dx = double(pos[j].x) - pos[i].x, dy = double(pos[j].y) - pos[i].y,
-                       dz = double(pos[j].z) - pos[i].z;
-          potential[t] -= double(pos[i].w) * pos[j].w / std::sqrt(dx * dx + dy * dy + dz * dz + kSoftening2);
-        }
-    });
-  for (auto& thread : pool) thread.join();
+  std::vector<double> potential(n, 0.0);  // body i's share: its pairs with the bodies after it
+  kit::parallel_for(n, 0.5 * static_cast<double>(n) * n, 1 << 18, [&](std::size_t i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const double dx = double(pos[j].x) - pos[i].x, dy = double(pos[j].y) - pos[i].y, dz = double(pos[j].z) - pos[i].z;
+      potential[i] -= double(pos[i].w) * pos[j].w / std::sqrt(dx * dx + dy * dy + dz * dz + kSoftening2);
+    }
+  });
   Energy e;
   for (double p : potential) e.potential += p;
   for (std::size_t i = 0; i < n; ++i)

@@ -10,7 +10,6 @@
 #include <functional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kit/kit.cuh"
@@ -49,18 +48,10 @@ inline std::size_t guard_bodies() { return static_cast<std::size_t>(kit::param_i
 // A seed for this test case's bodies, from its own kit::Rng stream.
 inline std::uint64_t case_seed(const std::string& stream) { return kit::Rng::for_case(stream).seed(); }
 
-// Runs fn(i) for i in [0, count) on every CPU core: the double-precision
-// references are O(n^2) and would otherwise dominate the test time.
-inline void parallel_for(std::size_t count, const std::function<void(std::size_t)>& fn) {
-  const std::size_t threads =
-      std::max<std::size_t>(1, std::min<std::size_t>({std::thread::hardware_concurrency(), 32, count / 16 + 1}));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (std::size_t i = t; i < count; i += threads) fn(i);  // interleaved: the work per i is even
-    });
-  for (auto& thread : pool) thread.join();
-}
+// The double-precision references are O(n^2) and would otherwise dominate the test time, so they
+// run on every core (kit::parallel_for), a thread for every kInteractionsPerThread pair
+// interactions or more: a quarter of a millisecond, far above a thread's start.
+inline constexpr double kInteractionsPerThread = 1 << 18;
 
 // ---------------------------------------------------------------------------
 // The reference, in double precision.
@@ -90,7 +81,7 @@ inline Forces reference_forces(const State& s, double softening2, const std::vec
   const std::size_t n = s.size();
   const std::size_t count = targets.empty() ? n : targets.size();
   Forces f{std::vector<double>(3 * count, 0.0), std::vector<double>(count, 0.0)};
-  parallel_for(count, [&](std::size_t t) {
+  kit::parallel_for(count, static_cast<double>(count) * n, kInteractionsPerThread, [&](std::size_t t) {
     const std::size_t i = targets.empty() ? t : targets[t];
     const double xi = s.x[3 * i], yi = s.x[3 * i + 1], zi = s.x[3 * i + 2];
     double ax = 0.0, ay = 0.0, az = 0.0, magnitude = 0.0;
@@ -155,7 +146,7 @@ inline Leapfrog reference_leapfrog(State s, int steps, double dt, double softeni
 inline double total_energy(const State& s, double softening2) {
   const std::size_t n = s.size();
   std::vector<double> potential(n, 0.0);
-  parallel_for(n, [&](std::size_t i) {
+  kit::parallel_for(n, 0.5 * static_cast<double>(n) * n, kInteractionsPerThread, [&](std::size_t i) {
     for (std::size_t j = i + 1; j < n; ++j) {
       const double dx = s.x[3 * j] - s.x[3 * i], dy = s.x[3 * j + 1] - s.x[3 * i + 1],
                    dz = s.x[3 * j + 2] - s.x[3 * i + 2];

@@ -263,7 +263,8 @@ inline convolution_reference::PictureRows picture_rows(const kit::Rng& picture, 
 inline double sum_of_squares(const kit::Rng& picture, float low, float high, const Size& size) {
   const auto row = static_cast<std::size_t>(size.width);
   std::vector<double> row_sums(static_cast<std::size_t>(size.height));
-  convolution_reference::parallel_for(row_sums.size(), static_cast<double>(size.pixels()), [&](std::size_t y) {
+  kit::parallel_for(row_sums.size(), static_cast<double>(size.pixels()), convolution_reference::kWorkPerThread,
+                    [&](std::size_t y) {
     double sum = 0.0;
     for (std::size_t x = 0; x < row; ++x) {
       const double p = picture.uniform_float_at(y * row + x, low, high);

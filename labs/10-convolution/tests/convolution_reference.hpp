@@ -6,8 +6,9 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "kit/parallel.hpp"
 
 namespace convolution_reference {
 
@@ -18,25 +19,9 @@ struct Expected {
   std::vector<double> magnitude;
 };
 
-// Runs task(i) for every i in [0, count), spread over the CPU's cores when `work` (about how
-// many multiply-adds, or random pixels made, all of it takes) is large enough to pay for the
-// threads; each thread takes every n-th i, since neighbouring i cost about the same. task runs
-// on several threads at once, so it may write only what belongs to its i.
-template <class Task>
-void parallel_for(std::size_t count, double work, const Task& task) {
-  constexpr double kWorkPerThread = 1 << 18;  // a quarter of a millisecond or more: far above a thread's start
-  if (count == 0) return;
-  const std::size_t most = std::min<std::size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
-  const std::size_t threads = std::clamp<std::size_t>(static_cast<std::size_t>(work / kWorkPerThread), 1, most);
-  const auto share = [&](std::size_t t) {
-    for (std::size_t i = t; i < count; i += threads) task(i);
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(share, t);
-  share(0);
-  for (auto& thread : pool) thread.join();
-}
+// Below this much work (multiply-adds, or random pixels made) a thread costs more than it saves:
+// a quarter of a millisecond or more, far above a thread's start.
+inline constexpr double kWorkPerThread = 1 << 18;
 
 // The convolution, as convolution.cuh defines it, of a width x height picture with `filter`
 // (radius r) at every pixel of output row y, into value[0, width) and magnitude[0, width).
@@ -86,7 +71,7 @@ Expected convolve_rows_of(const RowOf& row_of, int width, int height, const std:
   }
   const auto row = static_cast<std::size_t>(width);
   Expected out{std::vector<double>(rows.size() * row), std::vector<double>(rows.size() * row)};
-  parallel_for(rows.size(), static_cast<double>(rows.size()) * width * side * side, [&](std::size_t r) {
+  kit::parallel_for(rows.size(), static_cast<double>(rows.size()) * width * side * side, kWorkPerThread, [&](std::size_t r) {
     convolve_row(row_of, width, height, filter, radius, rows[r], &out.value[r * row], &out.magnitude[r * row]);
   });
   return out;
@@ -130,7 +115,7 @@ class PictureRows {
     }
     const auto row = static_cast<std::size_t>(width);
     pixels_.resize(made.size() * row);
-    parallel_for(made.size(), static_cast<double>(pixels_.size()), [&](std::size_t k) {
+    kit::parallel_for(made.size(), static_cast<double>(pixels_.size()), kWorkPerThread, [&](std::size_t k) {
       const std::size_t first = static_cast<std::size_t>(made[k]) * row;
       for (std::size_t x = 0; x < row; ++x) pixels_[k * row + x] = pixel(first + x);
     });
