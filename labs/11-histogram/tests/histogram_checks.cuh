@@ -174,8 +174,9 @@ inline bool check_bytes_on_device(const ByteKernel& kernel, const std::uint8_t* 
 inline bool check_bytes(const ByteKernel& kernel, const Bytes& data, const std::string& input,
                         const std::string& look_at, int repeats = 1) {
   const GuardedInput<std::uint8_t> d_data(data, kit::poison_value<std::uint8_t>());
-  return check_bytes_on_device(kernel, d_data.data(), d_data.size(), histogram_reference::byte_counts(data), input,
-                               look_at, repeats);
+  return check_bytes_on_device(kernel, d_data.data(), d_data.size(),
+                               histogram_reference::byte_counts(data, histogram_reference::threads_for(data.size())),
+                               input, look_at, repeats);
 }
 
 // launch_histogram_floats on `values`, between guard zones of the value lo (which counts in bin
@@ -188,7 +189,7 @@ inline bool check_floats(const std::vector<float>& values, float lo, float hi, i
   launch_histogram_floats(d_values.data(), d_values.size(), lo, hi, bins, d_bins.data());
   CUDA_CHECK(cudaDeviceSynchronize());
   return d_bins.check(
-      histogram_reference::float_counts(values, lo, hi, bins),
+      histogram_reference::float_counts(values, lo, hi, bins, histogram_reference::threads_for(values.size())),
       input + ", " + std::to_string(bins) + " bins over [" + std::to_string(lo) + ", " + std::to_string(hi) + ")",
       look_at);
 }

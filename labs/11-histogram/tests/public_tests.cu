@@ -108,6 +108,14 @@ __host__ __device__ inline float timing_value(int bin, float within, float lo, d
   return static_cast<float>(lo + (bin + static_cast<double>(within)) * width);
 }
 
+// The counts of rng.uniform_bytes(count, 0, 255), the bytes fill_uniform_bytes wrote on the GPU,
+// made again element by element on every core: a histogram depends on every byte, and making
+// them one by one spares a quarter of a gigabyte in memory for each verified call.
+std::vector<unsigned> uniform_byte_counts(const kit::Rng& rng, std::size_t count) {
+  return histogram_reference::byte_counts_at(
+      count, [&rng](std::size_t i) { return rng.uniform_byte_at(i, 0, 255); }, histogram_reference::threads_for(count));
+}
+
 __global__ void combine_values_kernel(const int* bin, const float* within, std::size_t count, float lo, double width,
                                       float* values) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
@@ -119,7 +127,8 @@ __global__ void combine_values_kernel(const int* bin, const float* within, std::
 // cub::DeviceHistogram (a peer: on bytes of one value a good kernel beats it) and a
 // device-to-device copy of as many bytes (a bound: the work reads every byte). Every call gets
 // new bytes, written on the GPU; the harness checks that all 256 counters are written each time
-// and compares them with the CPU counts after calls chosen at random.
+// and compares them with the CPU counts after calls chosen at random: for uniform bytes counted
+// from the generator on every core, for bytes of one value known without counting.
 void time_bytes(const ByteKernel& kernel, const std::string& uniform_measurement,
                 const std::string& one_value_measurement) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_n"));
@@ -152,13 +161,9 @@ void time_bytes(const ByteKernel& kernel, const std::string& uniform_measurement
   const kit::Rng cub_bytes = kit::Rng::for_case("cub bytes");
   kit::fill_uniform_bytes(d_data.data(), count, cub_bytes, 0, 255);
   time(
-      uniform_measurement,
-      cub_byte_histogram_ceiling(d_data.data(), n,
-                                 histogram_reference::byte_counts(cub_bytes.uniform_bytes(count, 0, 255)), options),
+      uniform_measurement, cub_byte_histogram_ceiling(d_data.data(), n, uniform_byte_counts(cub_bytes, count), options),
       [&](const kit::Call& call) { kit::fill_uniform_bytes(d_data.data(), count, call.rng("bytes"), 0, 255); },
-      [&](const kit::Call& call) {
-        return histogram_reference::byte_counts(call.rng("bytes").uniform_bytes(count, 0, 255));
-      },
+      [&](const kit::Call& call) { return uniform_byte_counts(call.rng("bytes"), count); },
       [](const kit::Call&) { return std::string("2^28 random bytes"); });
 
   // Bytes all of one value, in [1, 254] as one_value() draws it; a different value for every
@@ -194,7 +199,8 @@ TEST_CASE("histogram timing: warp-aggregated counters on 2^28 bytes uniform and 
 
 // Every timed call gets new floats, made on the GPU: a bin and a place within it (at least
 // float_edge_margin of the bin's width from its edges), each from the call's own random stream,
-// combined by timing_value on the GPU and again on the CPU for the reference. The two may round
+// combined by timing_value on the GPU and again on the CPU for the reference, element by element
+// from the generator on every core (histogram_reference::float_counts_at). The two may round
 // the value differently in its last bit (the compilers may fuse the multiply and the add), but
 // a last bit, below 3e-7 for |v| <= 2.5, moves no value across the margin (0.01 of a bin 4e-3
 // wide), so both put every value in the same bin.
@@ -223,12 +229,16 @@ TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
     combine_values_kernel<<<blocks, 256>>>(d_bin.data(), d_within.data(), count, lo, width, d_values.data());
     CUDA_CHECK_LAUNCH();
   };
+  // Value i is made from element i of bin.uniform_ints(count, 0, bins - 1) and of
+  // within.uniform_floats(count, margin, 1 - margin), as fill_uniform_ints and _floats wrote them.
   const auto counts_on_host = [&](const kit::Rng& bin, const kit::Rng& within) {
-    const std::vector<int> b = bin.uniform_ints(count, 0, bins - 1);
-    const std::vector<float> w = within.uniform_floats(count, margin, 1.0f - margin);
-    std::vector<float> values(count);
-    for (std::size_t i = 0; i < count; ++i) values[i] = timing_value(b[i], w[i], lo, width);
-    return histogram_reference::float_counts(values, lo, hi, bins);
+    return histogram_reference::float_counts_at(
+        count,
+        [&](std::size_t i) {
+          return timing_value(bin.uniform_int_at(i, 0, bins - 1), within.uniform_float_at(i, margin, 1.0f - margin), lo,
+                              width);
+        },
+        lo, hi, bins, histogram_reference::threads_for(count));
   };
 
   kit::TimedWork work;
