@@ -1,22 +1,13 @@
 // Rng's numbers written by the GPU: one thread per element, each computing the
 // element from the seed and its index exactly as the CPU does (the generators
 // in kit/random.hpp's detail namespace are shared by both).
+#include "grid_stride.cuh"
 #include "kit/cuda_check.cuh"
 #include "kit/device.hpp"
 #include "kit/random.hpp"
 
 namespace kit {
 namespace {
-
-constexpr int kFillBlockSize = 256;
-constexpr int kFillBlocksPerSm = 8;  // a grid-stride loop over this many blocks per SM keeps memory busy
-
-// Blocks for a grid-stride loop over `count` elements: enough to fill the GPU, no more than needed.
-unsigned fill_blocks(std::size_t count) {
-  const std::size_t most = static_cast<std::size_t>(device_info().multiprocessors) * kFillBlocksPerSm;
-  const std::size_t needed = (count + kFillBlockSize - 1) / kFillBlockSize;
-  return static_cast<unsigned>(needed < most ? needed : most);
-}
 
 template <class T, class Element>
 __global__ void fill_kernel(T* out, std::size_t count, Element element) {
@@ -52,7 +43,7 @@ struct ByteElement {
 template <class T, class Element>
 void fill(T* d_out, std::size_t count, Element element) {
   if (count == 0) return;
-  fill_kernel<<<fill_blocks(count), kFillBlockSize>>>(d_out, count, element);
+  fill_kernel<<<detail::grid_for(count), detail::kGridStrideBlock>>>(d_out, count, element);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -10,23 +10,16 @@
 #include <random>
 #include <sstream>
 
+#include "grid_stride.cuh"
 #include "kit/cuda_check.cuh"
 #include "kit/device.hpp"
 #include "kit/device_buffer.cuh"
+#include "kit/parallel.hpp"
 #include "kit/params.hpp"
 #include "kit/results.hpp"
 
 namespace kit {
 namespace {
-
-constexpr int kBlockSize = 256;
-constexpr int kBlocksPerSm = 8;  // grid-stride loops over this many blocks per SM keep memory busy
-
-unsigned grid_for(std::size_t count) {
-  const std::size_t most = static_cast<std::size_t>(device_info().multiprocessors) * kBlocksPerSm;
-  const std::size_t needed = (count + kBlockSize - 1) / kBlockSize;
-  return static_cast<unsigned>(std::max<std::size_t>(1, std::min(needed, most)));
-}
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0.0;
@@ -60,22 +53,32 @@ template <class Word>
 std::size_t count_fill_on_device(const Output& output) {
   DeviceBuffer<unsigned long long> result(1);
   CUDA_CHECK(cudaMemset(result.data(), 0, result.bytes()));
-  count_fill_kernel<<<grid_for(output.count), kBlockSize>>>(static_cast<const Word*>(output.data), output.count,
-                                                            repeated<Word>(output.fill), result.data());
+  count_fill_kernel<<<detail::grid_for(output.count), detail::kGridStrideBlock>>>(
+      static_cast<const Word*>(output.data), output.count, repeated<Word>(output.fill), result.data());
   CUDA_CHECK_LAUNCH();
   return static_cast<std::size_t>(result.download()[0]);
 }
 
-// Host memory is read as bytes, which may alias any type.
+// Below this many bytes a thread of its own costs more than it saves, poisoning or counting.
+constexpr double kHostBytesPerThread = 1 << 22;
+
+// Host memory is read as bytes, which may alias any type; on every core, since a host output
+// of a gigabyte is counted after every timed call while the class waits for the GPU.
 std::size_t count_fill_on_host(const Output& output) {
   const auto* bytes = static_cast<const unsigned char*>(output.data);
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < output.count; ++i) {
-    bool all = true;
-    for (std::size_t b = 0; b < output.element_size; ++b) all &= bytes[i * output.element_size + b] == output.fill;
-    count += all ? 1 : 0;
-  }
-  return count;
+  const std::size_t threads = threads_for(static_cast<double>(output.count * output.element_size), kHostBytesPerThread);
+  std::vector<std::size_t> counts(threads, 0);
+  on_threads(threads, [&](std::size_t t) {
+    std::size_t count = 0;
+    for (std::size_t i = part_begin(output.count, threads, t), end = part_begin(output.count, threads, t + 1); i < end;
+         ++i) {
+      bool all = true;
+      for (std::size_t b = 0; b < output.element_size; ++b) all &= bytes[i * output.element_size + b] == output.fill;
+      count += all ? 1 : 0;
+    }
+    counts[t] = count;
+  });
+  return std::accumulate(counts.begin(), counts.end(), std::size_t{0});
 }
 
 // ---- reading an output at sampled positions ----------------------------------
@@ -91,8 +94,8 @@ template <class Word>
 void gather_words(const void* data, const std::vector<std::size_t>& positions, void* out) {
   const DeviceBuffer<std::size_t> d_positions(positions);
   DeviceBuffer<Word> d_out(positions.size());
-  gather_kernel<<<grid_for(positions.size()), kBlockSize>>>(static_cast<const Word*>(data), d_positions.data(),
-                                                            positions.size(), d_out.data());
+  gather_kernel<<<detail::grid_for(positions.size()), detail::kGridStrideBlock>>>(
+      static_cast<const Word*>(data), d_positions.data(), positions.size(), d_out.data());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaMemcpy(out, d_out.data(), d_out.bytes(), cudaMemcpyDeviceToHost));
 }
@@ -122,7 +125,7 @@ class CacheFlush {
     CUDA_CHECK(cudaMemset(buffer_.data(), 0, buffer_.bytes()));
   }
   void run() {
-    read_all_kernel<<<grid_for(words_), kBlockSize>>>(buffer_.data(), words_, sink_.data());
+    read_all_kernel<<<detail::grid_for(words_), detail::kGridStrideBlock>>>(buffer_.data(), words_, sink_.data());
     CUDA_CHECK_LAUNCH();
   }
 
@@ -228,10 +231,16 @@ Rng Call::rng(const std::string& stream) const {
 void poison(const Output& output) {
   const std::size_t bytes = output.count * output.element_size;
   if (bytes == 0) return;
-  if (output.on_device)
+  if (output.on_device) {
     CUDA_CHECK(cudaMemset(output.data, output.fill, bytes));
-  else
-    std::memset(output.data, output.fill, bytes);
+    return;
+  }
+  const std::size_t threads = threads_for(static_cast<double>(bytes), kHostBytesPerThread);
+  on_threads(threads, [&](std::size_t t) {
+    const std::size_t begin = part_begin(bytes, threads, t);
+    std::memset(static_cast<unsigned char*>(output.data) + begin, output.fill,
+                part_begin(bytes, threads, t + 1) - begin);
+  });
 }
 
 std::size_t count_unwritten(const Output& output) {
@@ -271,8 +280,7 @@ std::vector<std::size_t> sample_positions(std::size_t size, std::size_t samples)
   return positions;
 }
 
-void gather_elements(const void* data, std::size_t element_size, const std::vector<std::size_t>& positions,
-                     void* out) {
+void gather_elements(const void* data, std::size_t element_size, const std::vector<std::size_t>& positions, void* out) {
   if (positions.empty()) return;
   switch (element_size) {
     case 1: return gather_words<std::uint8_t>(data, positions, out);

@@ -8,9 +8,12 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "kit/kit.cuh"
+#include "kit/matmul_reference.hpp"
 #include "kit/picture.hpp"
 
 namespace {
@@ -26,6 +29,18 @@ kit::detail::MismatchLog log_of(const std::vector<float>& got, const std::vector
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Element (row, col) of A·B and of |A|·|B| as one thread adds it up in double, in order of the inner index.
+std::pair<double, double> plain_dot(const kit::MatmulInputs& in, int row, int col) {
+  double value = 0.0, magnitude = 0.0;
+  for (int p = 0; p < in.k; ++p) {
+    const double term = static_cast<double>(in.a[static_cast<std::size_t>(row) * in.k + p]) *
+                        in.b[static_cast<std::size_t>(p) * in.n + col];
+    value += term;
+    magnitude += std::fabs(term);
+  }
+  return {value, magnitude};
+}
 
 }  // namespace
 
@@ -249,6 +264,15 @@ TEST_CASE("harness: unwritten elements of a host output are counted whatever the
   reinterpret_cast<unsigned char*>(words.data())[3] = 0;
   CHECK(kit::count_unwritten(word_output) == 4);
 
+  // Large enough for several threads (the host count runs on every core): the parts' counts add up.
+  std::vector<float> large((std::size_t{1} << 24) + 3);
+  const kit::Output large_output = kit::Output::host("h_out", large.data(), large.size());
+  kit::poison(large_output);
+  CHECK(kit::count_unwritten(large_output) == large.size());
+  for (const std::size_t i : {std::size_t{0}, std::size_t{1} << 22, std::size_t{5000001}, large.size() - 1})
+    large[i] = 1.0f;
+  CHECK(kit::count_unwritten(large_output) == large.size() - 4);
+
   struct Triple {
     float x, y, z;
   };
@@ -277,4 +301,119 @@ TEST_CASE("harness: a rate above the margin times a bound ceiling is implausible
   CHECK_THROWS_AS(kit::implausibility(m), std::logic_error);
   m.ceilings[0].bound = false;
   CHECK(kit::implausibility(m) == "");
+}
+
+TEST_CASE("harness: a large product is compared with the CPU in its first, middle, last and random rows, each once" *
+          KIT_CPU_ONLY) {
+  const std::vector<int> rows = kit::matmul_check_lines(4096, 3, kit::Rng(5));
+  CHECK(std::is_sorted(rows.begin(), rows.end()));
+  CHECK(std::set<int>(rows.begin(), rows.end()).size() == rows.size());
+  CHECK(rows.size() >= 3);
+  CHECK(rows.size() <= 6);
+  CHECK(rows.front() == 0);
+  CHECK(rows.back() == 4095);
+  CHECK(std::count(rows.begin(), rows.end(), 2048) == 1);
+  CHECK(rows == kit::matmul_check_lines(4096, 3, kit::Rng(5)));  // the draw alone decides
+  CHECK(rows != kit::matmul_check_lines(4096, 3, kit::Rng(6)));
+  CHECK(kit::matmul_check_lines(4096, 0, kit::Rng(5)) == std::vector<int>{0, 2048, 4095});
+  CHECK(kit::matmul_check_lines(1, 3, kit::Rng(5)) == std::vector<int>{0});
+  CHECK(kit::matmul_check_lines(2, 3, kit::Rng(5)) == std::vector<int>{0, 1});
+}
+
+// 530 columns: two whole pieces of 256 and a ragged one; 9 rows: a whole group of 8 and one
+// more; enough multiply-adds for several threads. The sums must be the plain ones bit for bit
+// (each in order of the inner index), whether A and B are in memory or made element by element.
+TEST_CASE("harness: rows and columns of a product made on every core equal the plain double sums" * KIT_CPU_ONLY) {
+  const int m = 300, k = 700, n = 530;
+  const kit::Rng a(41), b(43);
+  const kit::MatmulInputs in = kit::make_matmul_inputs(m, k, n, a, b);
+  const std::vector<int> rows{0, 1, 7, 8, 150, 298, 299, 17, 64}, cols{0, 255, 256, 511, 529};
+  const kit::MatmulLines lines = kit::matmul_lines(in, rows, cols);
+  REQUIRE(lines.rows == rows);
+  REQUIRE(lines.cols == cols);
+  REQUIRE(lines.row_value.size() == rows.size() * n);
+  REQUIRE(lines.col_value.size() == cols.size() * m);
+  bool rows_equal = true, cols_equal = true;
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (int j = 0; j < n; ++j) {
+      const auto [value, magnitude] = plain_dot(in, rows[r], j);
+      rows_equal = rows_equal && lines.row_value[r * n + j] == value && lines.row_magnitude[r * n + j] == magnitude;
+    }
+  for (std::size_t c = 0; c < cols.size(); ++c)
+    for (int i = 0; i < m; ++i) {
+      const auto [value, magnitude] = plain_dot(in, i, cols[c]);
+      cols_equal = cols_equal && lines.col_value[c * m + i] == value && lines.col_magnitude[c * m + i] == magnitude;
+    }
+  CHECK(rows_equal);
+  CHECK(cols_equal);
+
+  const kit::MatmulLines made = kit::matmul_lines(m, k, n, a, b, rows, cols);
+  CHECK(made.row_value == lines.row_value);
+  CHECK(made.row_magnitude == lines.row_magnitude);
+  CHECK(made.col_value == lines.col_value);
+  CHECK(made.col_magnitude == lines.col_magnitude);
+
+  const kit::MatmulLines none = kit::matmul_lines(in, {}, {});
+  CHECK(none.row_value.empty());
+  CHECK(none.col_value.empty());
+}
+
+TEST_CASE("harness: a small product is expected in full from the CPU, each element with its own error bound" *
+          KIT_CPU_ONLY) {
+  const int m = 45, k = 67, n = 33;
+  const kit::MatmulInputs in = kit::make_matmul_inputs(m, k, n, kit::Rng(47), kit::Rng(53));
+  const double units = 2.0;
+  const kit::MatmulExpected expected = kit::matmul_expected(in, units);
+  REQUIRE(expected.value.size() == static_cast<std::size_t>(m) * n);
+  REQUIRE(expected.allowed.size() == expected.value.size());
+  CHECK(expected.source == "a double-precision CPU product");
+  // units · γ_k(float) · Σ|a||b|, plus γ_k(double) · Σ|a||b| for the double sum's own error.
+  const double double_gamma = k * 0x1.0p-53 / (1.0 - k * 0x1.0p-53);
+  const double bound = units * kit::float_dot_gamma(k) + double_gamma;
+  bool equal = true;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      const auto [value, magnitude] = plain_dot(in, i, j);
+      const std::size_t at = static_cast<std::size_t>(i) * n + j;
+      equal = equal && expected.value[at] == value && expected.allowed[at] == bound * magnitude;
+    }
+  CHECK(equal);
+
+  // The CPU product in float passes; one element moved by a whole product does not.
+  std::vector<float> got(expected.value.begin(), expected.value.end());
+  CHECK(kit::detail::matmul_mismatches(got, expected).ok());
+  got[2 * n + 5] += 0.25f;
+  const kit::detail::MismatchLog log = kit::detail::matmul_mismatches(got, expected);
+  REQUIRE(log.count() == 1);
+  CHECK(contains(log.message("result", {"45x67 times 67x33", "", static_cast<std::size_t>(n)}), "(row 2, col 5): "));
+}
+
+TEST_CASE("harness: parts of a range cover it once, in near-equal contiguous pieces" * KIT_CPU_ONLY) {
+  for (const std::size_t count : {std::size_t{0}, std::size_t{5}, std::size_t{1000003}})
+    for (const std::size_t parts : {std::size_t{1}, std::size_t{7}, std::size_t{16}}) {
+      CHECK(kit::part_begin(count, parts, 0) == 0);
+      CHECK(kit::part_begin(count, parts, parts) == count);
+      for (std::size_t t = 0; t < parts; ++t) {
+        const std::size_t size = kit::part_begin(count, parts, t + 1) - kit::part_begin(count, parts, t);
+        CHECK(size >= count / parts);
+        CHECK(size <= count / parts + 1);
+      }
+    }
+}
+
+TEST_CASE("harness: work on every core runs each task once and passes a thread's exception on" * KIT_CPU_ONLY) {
+  const std::size_t count = 10007;
+  std::vector<int> runs(count, 0);
+  kit::for_each_index(count, 7, [&](std::size_t i) { ++runs[i]; });
+  CHECK(std::count(runs.begin(), runs.end(), 1) == static_cast<std::ptrdiff_t>(count));
+
+  CHECK_THROWS_WITH_AS(kit::on_threads(4,
+                                       [](std::size_t t) {
+                                         if (t == 3) throw std::runtime_error("part 3 failed");
+                                       }),
+                       "part 3 failed", std::runtime_error);
+
+  CHECK(kit::threads_for(10.0, 1e6) == 1);
+  CHECK(kit::threads_for(1e12, 1.0, 3) <= 3);
+  CHECK(kit::threads_for(1e12, 1.0) == std::max(1u, std::thread::hardware_concurrency()));
 }

@@ -1,10 +1,13 @@
-// The harness's own GPU tests: the random fills match the CPU's numbers, and the
+// The harness's own GPU tests: the random fills match the CPU's numbers, the
 // timing guards catch the ways a submission can game the timing while honest
-// work passes. Without a GPU they are skipped, like every GPU test.
+// work passes, and the check of a timed matrix product finds a wrong element.
+// Without a GPU they are skipped, like every GPU test.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kit/kit.cuh"
+#include "kit/matmul_reference.hpp"
 
 namespace {
 
@@ -204,4 +207,46 @@ TEST_CASE("harness: a rate above the margin times a bound ceiling is flagged") {
   CHECK(contains(kit::implausibility(m), "faster than the hardware allows in this process"));
   m.work_per_run = work.work_per_call;
   CHECK(kit::implausibility(m) == "");
+}
+
+// Over 2^28 multiply-adds: every element against cuBLAS on the GPU, whole lines against the CPU.
+// C is cuBLAS's own product of the inputs, which passes; then one element at a time is moved by
+// two whole products' worth, far outside the bound (about 0.02 here): one where only the GPU's
+// comparison sees it (unless its row or column was drawn for the CPU), one in the last row and
+// one in the middle row and first column, which the CPU compares. Each must be found, alone, and
+// named by (row, col).
+TEST_CASE("harness: a timed matrix product is checked in full on the device, and one wrong element is found") {
+  const int m = 1000, k = 700, n = 1100;
+  const kit::Rng a(59), b(61);
+  kit::DeviceBuffer<float> d_a(static_cast<std::size_t>(m) * k), d_b(static_cast<std::size_t>(k) * n),
+      d_c(static_cast<std::size_t>(m) * n);
+  kit::fill_matmul_inputs(d_a.data(), d_b.data(), m, k, n, a, b);
+  kit::cublas_matmul(d_a.data(), d_b.data(), d_c.data(), m, k, n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::string source;
+  CHECK(kit::detail::matmul_mismatches_on_device(d_c.data(), m, k, n, a, b, 1.0, &source).ok());
+  CHECK(contains(source, "cuBLAS, and a double-precision CPU product in "));
+
+  for (const std::pair<int, int>& place : {std::pair{123, 457}, std::pair{m - 1, 77}, std::pair{m / 2, 0}}) {
+    const int row = place.first, col = place.second;
+    INFO("(row " << row << ", col " << col << ")");
+    float* element = d_c.data() + static_cast<std::size_t>(row) * n + col;
+    float right = 0.0f;
+    CUDA_CHECK(cudaMemcpy(&right, element, sizeof(float), cudaMemcpyDeviceToHost));
+    const float wrong = right + 0.5f;
+    CUDA_CHECK(cudaMemcpy(element, &wrong, sizeof(float), cudaMemcpyHostToDevice));
+    const kit::detail::MismatchLog log =
+        kit::detail::matmul_mismatches_on_device(d_c.data(), m, k, n, a, b, 1.0, &source);
+    CHECK(log.count() == 1);
+    CHECK(contains(log.message("result", {"", "", static_cast<std::size_t>(n)}),
+                   "(row " + std::to_string(row) + ", col " + std::to_string(col) + "): "));
+    CUDA_CHECK(cudaMemcpy(element, &right, sizeof(float), cudaMemcpyHostToDevice));
+  }
+
+  // A small product is compared in full on the CPU.
+  kit::fill_matmul_inputs(d_a.data(), d_b.data(), 64, 64, 64, a, b);
+  kit::cublas_matmul(d_a.data(), d_b.data(), d_c.data(), 64, 64, 64);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(kit::detail::matmul_mismatches_on_device(d_c.data(), 64, 64, 64, a, b, 1.0, &source).ok());
+  CHECK(source == "a double-precision CPU product");
 }

@@ -18,7 +18,7 @@ using kit::shape_param;
 using kit::shapes_param;
 using Shape = kit::MatmulShape;
 
-using Launcher = void (*)(const float*, const float*, float*, int, int, int);
+using Launcher = kit::MatmulLauncher;
 
 // What the student should look at, by part and by kind of input.
 inline const std::string kLookAtTiled = "tiled_matmul_kernel and launch_tiled_matmul in tiled_matmul.cu";
@@ -112,44 +112,21 @@ kit::Ceiling naive_matmul_ceiling(const float* d_a, const float* d_b, float* d_c
                                   const kit::TimingOptions& options);
 #endif
 
-// 137 GFLOP at 4096³ with A, B and C at 64 MiB each: far beyond launch
-// overhead and the 50 MB L2. Times `launch` as `name` against the yardsticks
-// timed in the same process (the naive kernel only if asked: it is the slowest
-// part of the run) and reports it. Every timed call gets new A and B, written
-// on the GPU from its own random streams; the harness checks that C is written
-// in full each time and compares it with the reference after calls chosen at
-// random. Returns the measurement, for the caller's own judgement of it.
+// Times `launch` as `name` against the yardsticks timed in the same process
+// (the naive kernel only if asked: it is the slowest part of the run) and
+// reports it. Every timed call gets new A and B; the harness checks that C is
+// written in full each time and compares it with the reference after calls
+// chosen at random (kit::time_square_matmul). Returns the measurement, for the
+// caller's own judgement of it.
 inline kit::Measurement time_product(Launcher launch, const std::string& name, bool against_naive,
                                      const std::string& look_at) {
-  const int size = static_cast<int>(kit::param_int("timing_n"));
-  const std::size_t elements = static_cast<std::size_t>(size) * size;
-  kit::DeviceBuffer<float> d_a(elements), d_b(elements), d_c(elements);
-  const auto options = kit::TimingOptions::from_params();
-
-  kit::TimedWork work;
-  work.name = name;
-  work.call = [&] { launch(d_a.data(), d_b.data(), d_c.data(), size, size, size); };
-  work.work_per_call = 2.0 * size * size * static_cast<double>(size);
-  work.unit = kit::RateUnit::GFLOPs;
-  work.outputs = {kit::Output::device("C", d_c.data(), elements)};
-  work.refresh = [&](const kit::Call& call) {
-    kit::fill_matmul_inputs(d_a.data(), d_b.data(), size, size, size, call.rng("A"), call.rng("B"));
-  };
-  kit::fill_matmul_inputs(d_a.data(), d_b.data(), size, size, size, kit::Rng::for_case("A"), kit::Rng::for_case("B"));
+  std::vector<kit::MatmulPeer> peers;
 #ifdef KIT_HIDDEN_TESTS
-  if (against_naive)
-    work.ceilings.push_back(naive_matmul_ceiling(d_a.data(), d_b.data(), d_c.data(), size, size, size, options));
+  if (against_naive) peers.push_back(naive_matmul_ceiling);
 #else
   (void)against_naive;
 #endif
-  work.ceilings.push_back(kit::cublas_matmul_ceiling(d_a.data(), d_b.data(), d_c.data(), size, size, size, options));
-  work.verify = [&](const kit::Call& call) {
-    const kit::MatmulInputs in = kit::make_matmul_inputs(size, size, size, call.rng("A"), call.rng("B"));
-    return kit::expect_matmul(d_c.download(), expected_for(in),
-                              {"the timing matrices, " + in.shape() + ", inputs of " + call.name(), look_at});
-  };
-  work.look_at = look_at;
-  return kit::time_work(work, options);
+  return kit::time_square_matmul(name, launch, static_cast<int>(kit::param_int("timing_n")), look_at, peers);
 }
 
 }  // namespace tiled_matmul_checks
