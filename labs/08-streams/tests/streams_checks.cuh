@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -46,18 +47,42 @@ inline std::vector<float> make_signals(std::size_t signals, int n, const std::st
   return kit::Rng::for_case(stream).uniform_floats(2 * signals * static_cast<std::size_t>(n), -1.0f, 1.0f);
 }
 
-// A dataset too large to draw sample by sample in good time (the timing test's
-// gigabyte): the `base` signals repeated, starting at base signal `shift`, into
-// `signals` signals at `out`. A prime count of base signals keeps any two chunks
-// of a power-of-two size from holding the same data, so a chunk read from or
-// written to the wrong place still shows; a new shift changes the data at every place.
-inline void tile_signals(const std::vector<float>& base, int n, std::size_t shift, std::size_t signals, float* out) {
-  const std::size_t floats_per_signal = 2 * static_cast<std::size_t>(n);
-  const std::size_t distinct = base.size() / floats_per_signal;
-  for (std::size_t s = 0; s < signals; ++s)
-    std::copy_n(base.begin() + static_cast<std::ptrdiff_t>((s + shift) % distinct * floats_per_signal),
-                floats_per_signal, out + s * floats_per_signal);
-}
+// The timing test's gigabyte, too large to draw sample by sample in good time: the
+// `base` signals repeated. Dataset `shift` starts at base signal `shift` (its signal s is
+// base signal (s + shift) % base count), so a new shift changes the data at every place, and
+// a prime count of base signals keeps any two chunks of a power-of-two size from holding the
+// same data, so a chunk read from or written to the wrong place still shows.
+// The repetition is kept on the device, base count - 1 signals longer than a dataset, so that
+// every dataset is one stretch of it and a timed call's fresh input is one copy to the host: a
+// copy engine writes the gigabyte in tens of milliseconds, where one CPU core took a fifth of a
+// second before every call, while the whole class waited for the GPU.
+class TiledSignals {
+ public:
+  TiledSignals(const std::vector<float>& base, int n, std::size_t signals)
+      : floats_per_signal_(2 * static_cast<std::size_t>(n)),
+        distinct_(base.size() / floats_per_signal_),
+        signals_(signals),
+        d_tiled_((signals + distinct_ - 1) * floats_per_signal_) {
+    const std::size_t total = d_tiled_.size();
+    CUDA_CHECK(cudaMemcpy(d_tiled_.data(), base.data(), base.size() * sizeof(float), cudaMemcpyHostToDevice));
+    // Doubling the repeated stretch: each copy lands at a whole number of repetitions.
+    for (std::size_t have = base.size(); have < total; have *= 2)
+      CUDA_CHECK(cudaMemcpy(d_tiled_.data() + have, d_tiled_.data(), std::min(have, total - have) * sizeof(float),
+                            cudaMemcpyDeviceToDevice));
+  }
+
+  std::size_t distinct() const { return distinct_; }
+
+  // Writes dataset `shift` (the dataset's signals x 2n floats) to host memory `out`.
+  void copy_to_host(std::size_t shift, float* out) const {
+    CUDA_CHECK(cudaMemcpy(out, d_tiled_.data() + shift % distinct_ * floats_per_signal_,
+                          signals_ * floats_per_signal_ * sizeof(float), cudaMemcpyDeviceToHost));
+  }
+
+ private:
+  std::size_t floats_per_signal_, distinct_, signals_;
+  kit::DeviceBuffer<float> d_tiled_;
+};
 
 // ---------------------------------------------------------------------------
 // The CPU reference
@@ -151,6 +176,37 @@ inline Expected expected_spectra(const std::vector<float>& input, std::size_t fi
     expected.allowed[s] = allowed_error(norm, n);
   }
   return expected;
+}
+
+// A timed call's output against the CPU reference, on whole signals: the first, the last and
+// timing_check_signals more at places drawn from the operating system's entropy after the call
+// (kit::sample_positions, which says why a sample is enough beside the poison check of every
+// sample), each compared sample by sample. Comparing the whole gigabyte took seconds of one core
+// after each checked call, while the whole class waited for the GPU. `base` holds the reference
+// of the base signals; output signal s is that of base signal (s + shift) % their count. Stops at
+// the first wrong signal (its report says enough); returns whether all were right.
+inline bool expect_sampled_spectra(const float* got, std::size_t signals, std::size_t shift, const Expected& base,
+                                   int n, const std::string& input) {
+  const std::size_t floats_per_signal = 2 * static_cast<std::size_t>(n);
+  std::vector<std::size_t> chosen =
+      kit::sample_positions(signals, static_cast<std::size_t>(kit::param_int("timing_check_signals")));
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  std::vector<std::size_t> positions(floats_per_signal);  // the signal's floats, numbered in the whole output
+  for (const std::size_t signal : chosen) {
+    const std::size_t source = (signal + shift) % base.allowed.size();
+    const auto expected = base.values.begin() + static_cast<std::ptrdiff_t>(source * floats_per_signal);
+    const float* values = got + signal * floats_per_signal;
+    std::iota(positions.begin(), positions.end(), signal * floats_per_signal);
+    if (!kit::expect_close_at(
+            std::vector<float>(values, values + floats_per_signal),
+            std::vector<double>(expected, expected + static_cast<std::ptrdiff_t>(floats_per_signal)), positions,
+            signals * floats_per_signal, kit::Tolerance{0.0, base.allowed[source]},
+            {input + "; signal " + std::to_string(signal) + ", one of " + std::to_string(chosen.size()) +
+                 " compared in full (the first, the last and others drawn at random after the call)",
+             kLookAtPipeline, floats_per_signal}))
+      return false;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------
