@@ -54,10 +54,6 @@ std::vector<float> Rng::uniform_floats(std::size_t count, float low, float high)
   return generate<float>(count, [&](std::size_t i) { return uniform_float_at(i, low, high); });
 }
 
-float Rng::uniform_float_at(std::size_t index, float low, float high) const {
-  return detail::uniform_float(detail::random_bits(seed_, index), low, static_cast<double>(high) - low);
-}
-
 std::vector<double> Rng::uniform_doubles(std::size_t count, double low, double high) const {
   return generate<double>(count, [&](std::size_t i) {
     return low + (high - low) * static_cast<double>(detail::random_bits(seed_, i) >> 11) * 0x1.0p-53;
@@ -66,10 +62,6 @@ std::vector<double> Rng::uniform_doubles(std::size_t count, double low, double h
 
 std::vector<int> Rng::uniform_ints(std::size_t count, int low, int high) const {
   return generate<int>(count, [&](std::size_t i) { return uniform_int_at(i, low, high); });
-}
-
-int Rng::uniform_int_at(std::size_t index, int low, int high) const {
-  return detail::uniform_int(detail::random_bits(seed_, index), low, detail::int_span(low, high));
 }
 
 std::vector<std::uint8_t> Rng::uniform_bytes(std::size_t count) const {
@@ -83,11 +75,6 @@ std::vector<std::uint8_t> Rng::uniform_bytes(std::size_t count, int low, int hig
   return generate<std::uint8_t>(count, [&](std::size_t i) {
     return static_cast<std::uint8_t>(detail::uniform_int(detail::random_bits(seed_, i), low, span));
   });
-}
-
-std::uint8_t Rng::uniform_byte_at(std::size_t index, int low, int high) const {
-  detail::check_byte_range(low, high);
-  return static_cast<std::uint8_t>(detail::uniform_int(detail::random_bits(seed_, index), low, detail::int_span(low, high)));
 }
 
 }  // namespace kit

@@ -35,14 +35,15 @@ class Rng {
 
   std::vector<float> uniform_floats(std::size_t count, float low, float high) const;
   // Element `index` of uniform_floats(count, low, high), whatever the count: for checking an
-  // output at a few positions without making the whole input again.
+  // output at a few positions without making the whole input again. Inline (below), like the
+  // other _at functions: a timing check makes a gigabyte of them on every core.
   float uniform_float_at(std::size_t index, float low, float high) const;
   std::vector<double> uniform_doubles(std::size_t count, double low, double high) const;
   std::vector<int> uniform_ints(std::size_t count, int low, int high) const;  // inclusive bounds
-  int uniform_int_at(std::size_t index, int low, int high) const;              // element `index` of uniform_ints
+  int uniform_int_at(std::size_t index, int low, int high) const;             // element `index` of uniform_ints
   std::vector<std::uint8_t> uniform_bytes(std::size_t count) const;
   std::vector<std::uint8_t> uniform_bytes(std::size_t count, int low,
-                                          int high) const;  // inclusive, 0 <= low <= high <= 255
+                                          int high) const;                   // inclusive, 0 <= low <= high <= 255
   std::uint8_t uniform_byte_at(std::size_t index, int low, int high) const;  // element `index` of the above
   std::uint64_t seed() const { return seed_; }
 
@@ -91,4 +92,19 @@ KIT_HOST_DEVICE inline std::uint64_t int_span(int low, int high) {
 void check_byte_range(int low, int high);
 
 }  // namespace detail
+// The _at functions, inline so that a loop over a gigabyte of them compiles into one.
+inline float Rng::uniform_float_at(std::size_t index, float low, float high) const {
+  return detail::uniform_float(detail::random_bits(seed_, index), low, static_cast<double>(high) - low);
+}
+
+inline int Rng::uniform_int_at(std::size_t index, int low, int high) const {
+  return detail::uniform_int(detail::random_bits(seed_, index), low, detail::int_span(low, high));
+}
+
+inline std::uint8_t Rng::uniform_byte_at(std::size_t index, int low, int high) const {
+  detail::check_byte_range(low, high);
+  return static_cast<std::uint8_t>(
+      detail::uniform_int(detail::random_bits(seed_, index), low, detail::int_span(low, high)));
+}
+
 }  // namespace kit
