@@ -114,7 +114,8 @@ template <class T, class AllowedError>
 bool expect_within(const std::vector<T>& got, const std::vector<double>& expected, AllowedError allowed_error,
                    const CaseContext& context) {
   detail::MismatchLog log(expected.size());
-  detail::log_outside(got, expected, allowed_error, [](std::size_t i) { return i; }, log);
+  detail::log_outside(
+      got, expected, allowed_error, [](std::size_t i) { return i; }, log);
   return log.report("result", context);
 }
 
@@ -126,19 +127,27 @@ bool expect_close(const std::vector<T>& got, const std::vector<double>& expected
       got, expected, [&](std::size_t i) { return tolerance.abs + tolerance.rel * std::fabs(expected[i]); }, context);
 }
 
-// expect_close for an output of `size` elements checked at `positions` only: got[i] and
+// expect_within for an output of `size` elements checked at `positions` only: got[i] and
 // expected[i] are its elements at positions[i], and a mismatch is reported at its position in
 // the whole output. For timed calls, whose outputs are too large to compare in full after each
 // (kit::sample_positions says why a sample is enough).
+template <class T, class AllowedError>
+bool expect_within_at(const std::vector<T>& got, const std::vector<double>& expected, AllowedError allowed_error,
+                      const std::vector<std::size_t>& positions, std::size_t size, const CaseContext& context) {
+  detail::MismatchLog log(positions.size(), size);
+  detail::log_outside(
+      got, expected, allowed_error, [&](std::size_t i) { return positions.at(i); }, log);
+  return log.report("result", context);
+}
+
+// expect_close at `positions` only (expect_within_at, with a tolerance).
 template <class T>
 bool expect_close_at(const std::vector<T>& got, const std::vector<double>& expected,
                      const std::vector<std::size_t>& positions, std::size_t size, Tolerance tolerance,
                      const CaseContext& context) {
-  detail::MismatchLog log(positions.size(), size);
-  detail::log_outside(
-      got, expected, [&](std::size_t i) { return tolerance.abs + tolerance.rel * std::fabs(expected[i]); },
-      [&](std::size_t i) { return positions.at(i); }, log);
-  return log.report("result", context);
+  return expect_within_at(
+      got, expected, [&](std::size_t i) { return tolerance.abs + tolerance.rel * std::fabs(expected[i]); }, positions,
+      size, context);
 }
 
 // Exact comparison, for integers and bytes.

@@ -106,17 +106,12 @@ inline std::size_t check_samples() { return static_cast<std::size_t>(kit::param_
 // wrote), at check_samples() positions drawn at random after the call and at both
 // ends (kit::sample_positions says why a sample is enough). Floats within the
 // same per-element tolerance as expect_float_scan, ints exactly; a wrong element
-// is reported by its place in the whole output, as kit::expect_close_at does.
+// is reported by its place in the whole output (kit::expect_within_at).
 inline bool expect_float_scan_sampled(const float* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
                                       const kit::CaseContext& context) {
   const auto positions = kit::sample_positions(size, check_samples());
   const FloatReference ref = float_reference_at(rng, size, positions, kind);
-  // kit::expect_close_at's report with expect_within's per-element bound (the harness has no
-  // function for both yet).
-  kit::detail::MismatchLog log(positions.size(), size);
-  kit::detail::log_outside(
-      kit::gather(d_out, positions), ref.sum, allowed_error(ref), [&](std::size_t k) { return positions[k]; }, log);
-  return log.report("result", context);
+  return kit::expect_within_at(kit::gather(d_out, positions), ref.sum, allowed_error(ref), positions, size, context);
 }
 
 inline bool expect_int_scan_sampled(const int* d_out, std::size_t size, Kind kind, const kit::Rng& rng,

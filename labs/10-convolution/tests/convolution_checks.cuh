@@ -265,13 +265,13 @@ inline double sum_of_squares(const kit::Rng& picture, float low, float high, con
   std::vector<double> row_sums(static_cast<std::size_t>(size.height));
   kit::parallel_for(row_sums.size(), static_cast<double>(size.pixels()), convolution_reference::kWorkPerThread,
                     [&](std::size_t y) {
-    double sum = 0.0;
-    for (std::size_t x = 0; x < row; ++x) {
-      const double p = picture.uniform_float_at(y * row + x, low, high);
-      sum += p * p;
-    }
-    row_sums[y] = sum;
-  });
+                      double sum = 0.0;
+                      for (std::size_t x = 0; x < row; ++x) {
+                        const double p = picture.uniform_float_at(y * row + x, low, high);
+                        sum += p * p;
+                      }
+                      row_sums[y] = sum;
+                    });
   double sum = 0.0;
   for (const double part : row_sums) sum += part;
   return sum;
@@ -312,20 +312,20 @@ inline bool expect_all_written_on_device(const float* d_picture, std::size_t cou
   return expect_all_written(got, context);
 }
 
-// The rows `rows` of a width-wide picture (got, one after the other) against the reference for
-// them; a wrong pixel is named by its place in the whole picture, which context.row_length (the
-// width) shows as (row, col).
+// The rows `rows` of a width x height picture (got, one after the other) against the reference
+// for them; a wrong pixel is named by its place in the whole picture, which context.row_length
+// (the width) shows as (row, col).
 inline bool expect_rows_at(const std::vector<float>& got, const convolution_reference::Expected& expected,
-                           const std::vector<int>& rows, int width, int radius, const kit::CaseContext& context) {
+                           const std::vector<int>& rows, int width, int height, int radius,
+                           const kit::CaseContext& context) {
   const double units = error_bound(radius);
   const auto row = static_cast<std::size_t>(width);
-  // kit::expect_within's bound, with each pixel placed in the whole picture (the harness has no
-  // function for both yet).
-  kit::detail::MismatchLog log(expected.value.size());
-  kit::detail::log_outside(
-      got, expected.value, [&](std::size_t i) { return units * expected.magnitude[i]; },
-      [&](std::size_t i) { return static_cast<std::size_t>(rows[i / row]) * row + i % row; }, log);
-  return log.report("result", context);
+  std::vector<std::size_t> positions(got.size());
+  for (std::size_t i = 0; i < positions.size(); ++i)
+    positions[i] = static_cast<std::size_t>(rows[i / row]) * row + i % row;
+  return kit::expect_within_at(
+      got, expected.value, [&](std::size_t i) { return units * expected.magnitude[i]; }, positions,
+      row * static_cast<std::size_t>(height), context);
 }
 
 // A timed output (the whole picture, in device memory) against the reference on rows drawn now,
@@ -338,7 +338,7 @@ inline bool expect_timed_output(const float* d_out, const kit::Rng& picture, flo
   const std::vector<int> rows = rows_to_check(size.height);
   const convolution_reference::Expected expected =
       convolution_reference::convolve_rows(picture_rows(picture, low, high, size, radius, rows), filter, radius, rows);
-  return expect_rows_at(download_rows(d_out, size.width, rows), expected, rows, size.width, radius,
+  return expect_rows_at(download_rows(d_out, size.width, rows), expected, rows, size.width, size.height, radius,
                         {input + ", compared on " + rows_text(rows), look_at + kNanHint, row});
 }
 
