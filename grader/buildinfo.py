@@ -1,6 +1,8 @@
 """What CMake needs from a lab's config, written when CMake configures the lab.
 
 - params.txt: the [params] tables flattened to key=value lines, read by the tests;
+- calls/judge_calls.cpp and calls/runner_calls.cpp: the two sides of the judge/runner
+  split, generated from the lab's public header (grader/calls.py);
 - lab.cmake: the student files, libraries, wrong variants and test cases, for
   the build targets and their ctest registration (with the compute-sanitizer
   options of the cases that run under it, the same the grader uses);
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader import sanitizer
+from grader import calls, sanitizer
 from grader.config import KNOWN_LIBRARIES, ConfigError, LabConfig
 
 
@@ -46,16 +48,23 @@ def variant_sources(config: LabConfig, table: str) -> dict[str, dict[str, str]]:
     return sources
 
 
-def lab_cmake(config: LabConfig) -> str:
+def lab_cmake(config: LabConfig, plan: calls.Plan) -> str:
     lines = [
         f"# Generated from labs/{config.name}/lab.toml by `python3 -m grader configure`; do not edit.",
         f"set(KIT_LAB_STUDENT_FILES {_bracket(';'.join(config.student_files))})",
         f"set(KIT_LAB_LIBRARIES {_bracket(';'.join(KNOWN_LIBRARIES[lib] for lib in config.libraries))})",
         f"set(KIT_LAB_LIBRARY_NAMES {_bracket(';'.join(config.libraries))})",
+        # What the student's own code may link: the lab's libraries that it does not forbid (the tests may
+        # use a forbidden one as a yardstick; the runner, which holds the student's code, never has it).
+        f"set(KIT_LAB_STUDENT_LIBRARIES {_bracket(';'.join(KNOWN_LIBRARIES[lib] for lib in config.libraries if lib not in config.forbidden))})",
+        f"set(KIT_LAB_STUDENT_LIBRARY_NAMES {_bracket(';'.join(lib for lib in config.libraries if lib not in config.forbidden))})",
         f"set(KIT_LAB_FORBIDDEN {_bracket(';'.join(config.forbidden))})",
         f"set(KIT_LAB_ALLOWED_CALLS {_bracket(';'.join(config.allowed_calls))})",
         f"set(KIT_LAB_WRONG {_bracket(';'.join(w.name for w in config.wrong))})",
         f"set(KIT_LAB_RIGHT {_bracket(';'.join(r.name for r in config.right))})",
+        # The judge/runner split (grader/calls.py): OFF for a lab graded in one process, with the reason.
+        f"set(KIT_LAB_SPLIT {_on(plan.split)})",
+        f"set(KIT_LAB_UNSPLIT_WHY {_bracket(plan.unsplit_because)})",
     ]
     timing = set(config.timing_cases)
     cases = [(t.name, t.gpu, t.hidden, t.timeout_s, t.serial, t.sanitizer) for t in config.tests]
@@ -81,7 +90,11 @@ def write(config: LabConfig, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     params = [_param_line(k, v) for k, v in sorted(config.params.items())]
     _write_if_changed(out / "params.txt", "\n".join(params) + "\n")
-    _write_if_changed(out / "lab.cmake", lab_cmake(config))
+    plan = calls.plan(config, config.host_buffers)
+    _write_if_changed(out / "lab.cmake", lab_cmake(config, plan))
+    if plan.split:
+        _write_if_changed(out / "calls" / "judge_calls.cpp", calls.judge_source(config, plan))
+        _write_if_changed(out / "calls" / "runner_calls.cpp", calls.runner_source(config, plan))
     if config.solution_dir is not None:
         for table in ("wrong", "right"):
             for name, files in variant_sources(config, table).items():

@@ -96,6 +96,8 @@ class LabConfig:
     wrong: tuple[WrongSpec, ...] = field(default=())
     right: tuple[VariantSpec, ...] = field(default=())
     run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
+    # [host_buffers]: function -> {host-memory parameter -> its element count, a C++ expression} (grader/calls.py)
+    host_buffers: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def timing_cases(self) -> tuple[str, ...]:
@@ -248,7 +250,7 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
 
     where = str(public_path.relative_to(root))
     hidden_where = str(hidden_path.relative_to(root))
-    unknown = set(public) - {"lab", "grading", "params", "tests", "perf"}
+    unknown = set(public) - {"lab", "grading", "params", "tests", "perf", "host_buffers"}
     unknown |= set(hidden) - {"grading", "params", "tests", "wrong", "right"}
     if unknown:
         raise ConfigError(f"{where} or {hidden_where}: unknown table(s) {sorted(unknown)}")
@@ -311,7 +313,21 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         wrong=tuple(wrong),
         right=tuple(_variants(hidden.get("right", []), "right", student_files, hidden_where)),
         run_limits=_run_limits(grading, f"{where} [grading]"),
+        host_buffers=_host_buffers(public.get("host_buffers", {}), f"{where} [host_buffers]"),
     )
+
+
+def _host_buffers(table: object, where: str) -> dict[str, dict[str, str]]:
+    """[host_buffers]: each function's host-memory parameters and their element counts."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table of functions")
+    buffers: dict[str, dict[str, str]] = {}
+    for function, params in table.items():
+        if not isinstance(params, dict) or not all(isinstance(v, str) and v.strip() for v in params.values()):
+            raise ConfigError(f"{where} {function}: give each host-memory parameter its element count as a "
+                              f"C++ expression in the function's parameters, e.g. {{ h_a = \"n\" }}")
+        buffers[function] = dict(params)
+    return buffers
 
 
 def _run_limits(grading: dict, where: str) -> Limits:

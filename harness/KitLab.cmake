@@ -60,6 +60,15 @@ function(kit_add_lab lab)
     file(GLOB hidden_sources CONFIGURE_DEPENDS ${solution_dir}/tests/*.cu ${solution_dir}/tests/*.cpp)
     list(APPEND test_sources ${hidden_sources})
   endif()
+  if(KIT_LAB_SPLIT)
+    # The judge's proxies for the student's functions (grader/calls.py): the tests call them.
+    list(APPEND test_sources ${out}/calls/judge_calls.cpp)
+    add_library(${lab}-runner-calls OBJECT ${out}/calls/runner_calls.cpp)
+    target_include_directories(${lab}-runner-calls PRIVATE ${lab_dir})
+    target_link_libraries(${lab}-runner-calls PUBLIC kit_runner)
+  else()
+    message(STATUS "${lab}: graded in one process (tests and student code together): ${KIT_LAB_UNSPLIT_WHY}")
+  endif()
   add_library(${lab}-test-objects OBJECT ${test_sources})
   if(hidden_sources)
     # Public tests may add what only graded runs have (e.g. a yardstick that is another lab's solution).
@@ -70,13 +79,19 @@ function(kit_add_lab lab)
   # The compiled instructor parts a test program links: the tests, the harness and main. Grading a
   # class, a student's build reuses a reference build's (KIT_PREBUILT) rather than compiling them again.
   set(compiled ${lab}-test-objects kit_harness ${KIT_LAB_HARNESS_EXTRAS})
+  set(runner_parts)
+  if(KIT_LAB_SPLIT)
+    set(runner_parts kit_runner ${lab}-runner-calls)
+  endif()
   if(KIT_PREBUILT)
     include(${KIT_PREBUILT}/${lab}/prebuilt.cmake)
     list(TRANSFORM compiled PREPEND kit_prebuilt:: OUTPUT_VARIABLE KIT_LAB_COMPILED)
+    list(TRANSFORM runner_parts PREPEND kit_prebuilt:: OUTPUT_VARIABLE KIT_LAB_RUNNER_PARTS)
     set(KIT_LAB_MAIN kit_prebuilt::kit_test_main)
   else()
-    export(TARGETS kit_test_main ${compiled} NAMESPACE kit_prebuilt:: FILE ${out}/prebuilt.cmake)
+    export(TARGETS kit_test_main ${compiled} ${runner_parts} NAMESPACE kit_prebuilt:: FILE ${out}/prebuilt.cmake)
     set(KIT_LAB_COMPILED ${compiled})
+    set(KIT_LAB_RUNNER_PARTS ${runner_parts})
     set(KIT_LAB_MAIN kit_test_main)
   endif()
 
@@ -98,6 +113,9 @@ function(kit_add_lab lab)
         kit_lab_variant(${lab} ${lab}-${table}-${name}-tests ${out}/${table}/${name})
         set_target_properties(${lab}-${table}-${name}-tests ${lab}-${table}-${name}-tests-student
                               PROPERTIES EXCLUDE_FROM_ALL ON)
+        if(KIT_LAB_SPLIT)
+          set_target_properties(${lab}-${table}-${name}-tests-runner PROPERTIES EXCLUDE_FROM_ALL ON)
+        endif()
         add_dependencies(${lab}-variants ${lab}-${table}-${name}-tests)
       endforeach()
     endforeach()
@@ -115,7 +133,12 @@ endfunction()
 function(kit_sanitizer_ctest lab variant target i)
   set(name "${KIT_LAB_CASE_${i}_NAME}")
   set(test "${lab}/${variant} under compute-sanitizer ${KIT_LAB_CASE_${i}_SANITIZER}: ${name}")
-  if(KIT_COMPUTE_SANITIZER)
+  if(KIT_COMPUTE_SANITIZER AND KIT_LAB_SPLIT)
+    # The student's code is in the runner: the judge starts it under compute-sanitizer.
+    string(REPLACE ";" "\n" prefix "${KIT_COMPUTE_SANITIZER};${KIT_LAB_CASE_${i}_SANITIZER_ARGS}")
+    add_test(NAME "${test}" COMMAND $<TARGET_FILE:${target}> "--test-case=${name}" --no-colors)
+    set_tests_properties("${test}" PROPERTIES ENVIRONMENT "KIT_RUNNER_PREFIX=${prefix}")
+  elseif(KIT_COMPUTE_SANITIZER)
     add_test(NAME "${test}" COMMAND ${KIT_COMPUTE_SANITIZER} ${KIT_LAB_CASE_${i}_SANITIZER_ARGS}
                                     $<TARGET_FILE:${target}> "--test-case=${name}" --no-colors)
   else()
@@ -125,20 +148,25 @@ function(kit_sanitizer_ctest lab variant target i)
                        SKIP_REGULAR_EXPRESSION "${KIT_GPU_SKIP_REGEX}|compute-sanitizer was not found")
 endfunction()
 
-# One test program: the lab's student files from `source_dir`, linked with the lab's tests.
+# One test program: the lab's student files from `source_dir`, and the lab's tests.
 #
 # The student files are compiled on their own (<target>-student), with only the lab's header
 # and the harness's error checks in view; when KIT_SANDBOX_COMPILE is on (grading untrusted
 # code) each compile runs in the grader's OS sandbox, which shows it nothing of solutions/.
-# Before the link, `grader link-check` refuses student objects that would replace a harness
-# or library function or call outside what student code may call; the instructor's objects
-# come first in the link.
+#
+# A split lab (KIT_LAB_SPLIT) makes two programs: <target>, the judge (tests, harness,
+# proxies; no student code), and <target>-runner (the student's code and the dispatcher,
+# linked with only the libraries the lab lets students use), which the judge starts and
+# calls (kit/remote.hpp). A lab that is not split links the student's code into <target>.
+# Before the link that holds student code, `grader link-check` refuses student objects that
+# would replace a library or instructor function or call outside what student code may call;
+# the instructor's objects come first in that link.
 function(kit_lab_variant lab target source_dir)
   list(TRANSFORM KIT_LAB_STUDENT_FILES PREPEND ${source_dir}/ OUTPUT_VARIABLE sources)
   set(student ${target}-student)
   add_library(${student} STATIC ${sources})
   target_include_directories(${student} PRIVATE ${PROJECT_SOURCE_DIR}/labs/${lab})
-  target_link_libraries(${student} PRIVATE kit_student_api ${KIT_LAB_LIBRARIES})
+  target_link_libraries(${student} PRIVATE kit_student_api ${KIT_LAB_STUDENT_LIBRARIES})
   # Line numbers for the device code (the optimised code is unchanged), so that compute-sanitizer's
   # reports name the line of the student file where a bad access happened.
   target_compile_options(${student} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
@@ -150,21 +178,43 @@ function(kit_lab_variant lab target source_dir)
                                                 CXX_COMPILER_LAUNCHER "${launcher}")
   endif()
 
-  # The instructor's objects (main as the program's source) ahead of the student's archive.
   add_executable(${target} $<TARGET_OBJECTS:${KIT_LAB_MAIN}>)
-  target_link_libraries(${target} PRIVATE ${KIT_LAB_COMPILED} ${student} ${KIT_LAB_LIBRARIES})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${lab})
-  set(instructor_objects $<TARGET_OBJECTS:${KIT_LAB_MAIN}>)
-  foreach(compiled IN LISTS KIT_LAB_COMPILED)
-    list(APPEND instructor_objects $<TARGET_OBJECTS:${compiled}>)
-  endforeach()
+  if(KIT_LAB_SPLIT)
+    target_link_libraries(${target} PRIVATE ${KIT_LAB_COMPILED} ${KIT_LAB_LIBRARIES})
+    set(holder ${target}-runner)
+    set(instructor_parts ${KIT_LAB_RUNNER_PARTS})
+    set(holder_libraries ${KIT_LAB_STUDENT_LIBRARIES})
+    list(POP_FRONT instructor_parts first_part)
+    add_executable(${holder} $<TARGET_OBJECTS:${first_part}>)
+    target_link_libraries(${holder} PRIVATE ${instructor_parts} ${student} ${holder_libraries})
+    set_target_properties(${holder} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${lab})
+    add_dependencies(${target} ${holder})  # the judge is no use without its runner
+    set(instructor_objects)
+    foreach(part IN LISTS KIT_LAB_RUNNER_PARTS)
+      list(APPEND instructor_objects $<TARGET_OBJECTS:${part}>)
+    endforeach()
+  else()
+    # The instructor's objects (main as the program's source) ahead of the student's archive.
+    target_link_libraries(${target} PRIVATE ${KIT_LAB_COMPILED} ${student} ${KIT_LAB_LIBRARIES})
+    set(holder ${target})
+    set(holder_libraries ${KIT_LAB_LIBRARIES})
+    set(instructor_objects $<TARGET_OBJECTS:${KIT_LAB_MAIN}>)
+    foreach(compiled IN LISTS KIT_LAB_COMPILED)
+      list(APPEND instructor_objects $<TARGET_OBJECTS:${compiled}>)
+    endforeach()
+  endif()
   set(libraries $<TARGET_FILE:CUDA::cudart> $<TARGET_FILE:CUDA::cudart_static>)
-  foreach(library IN LISTS KIT_LAB_LIBRARIES)
+  foreach(library IN LISTS holder_libraries)
     list(APPEND libraries $<TARGET_FILE:${library}>)
   endforeach()
-  add_custom_command(TARGET ${target} PRE_LINK
+  set(library_names ${KIT_LAB_LIBRARY_NAMES})
+  if(KIT_LAB_SPLIT)
+    set(library_names ${KIT_LAB_STUDENT_LIBRARY_NAMES})
+  endif()
+  add_custom_command(TARGET ${holder} PRE_LINK
     COMMAND ${Python3_EXECUTABLE} -m grader link-check --cache-dir ${CMAKE_BINARY_DIR}
-            --lab-libraries ${KIT_LAB_LIBRARY_NAMES} --student $<TARGET_OBJECTS:${student}>
+            --lab-libraries ${library_names} --student $<TARGET_OBJECTS:${student}>
             --forbidden ${KIT_LAB_FORBIDDEN} --allowed-calls ${KIT_LAB_ALLOWED_CALLS}
             --instructor ${instructor_objects} --libraries ${libraries}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} COMMAND_EXPAND_LISTS VERBATIM)

@@ -12,6 +12,7 @@
 
 #include "kit/device.hpp"
 #include "kit/random.hpp"
+#include "kit/remote.hpp"
 #include "kit/results.hpp"
 
 namespace kit {
@@ -40,6 +41,7 @@ class ResultsListener : public doctest::IReporter {
   void test_case_reenter(const doctest::TestCaseData&) override {}
 
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
+    remote::end_of_case();  // the runner lets go of this case's device buffers
     write_record(JsonObject()
                      .add("kind", "case")
                      .add("case", current_case_name())
@@ -118,5 +120,9 @@ int main(int argc, char** argv) {
                 device.why_not.c_str());
     context.addFilter("test-suite", "cpu");
   }
-  return context.run();
+  const int result = context.run();
+  // A runner that ended badly fails the program even where every test passed: compute-sanitizer
+  // reports its findings through the runner's exit code.
+  const int runner_code = kit::remote::finish();
+  return result != 0 ? result : runner_code;
 }

@@ -16,6 +16,7 @@
 #include "kit/device_buffer.cuh"
 #include "kit/parallel.hpp"
 #include "kit/params.hpp"
+#include "kit/remote.hpp"
 #include "kit/results.hpp"
 
 namespace kit {
@@ -27,6 +28,8 @@ double median(std::vector<double> values) {
   const std::size_t mid = values.size() / 2;
   return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
+
+std::string show(double value, int precision);
 
 // ---- the poison check ---------------------------------------------------------
 
@@ -164,11 +167,42 @@ std::string wrong_message(const TimedWork& work, const Call& call) {
   return text.str();
 }
 
+// An empty kernel of the judge's runs within this when the GPU has nothing else to do (about
+// 10 us on an H100); work of the runner's still running holds it back by up to a time slice
+// (about 2 ms). Three tries, so that a moment of CPU load alone does not fail a case.
+constexpr double kQuietLimitS = 1e-3;
+constexpr int kQuietTries = 3;
+
+std::string busy_message(const TimedWork& work, const Call& call, double took_s) {
+  std::ostringstream text;
+  text << work.name << ": after " << call.name() << " returned, your code still had work running on the GPU ("
+       << show(took_s * 1e3, 2) << " ms later, the GPU had not yet given the test a turn). A call must finish all of "
+       << "its work before it returns; the runner waits for every stream of the device, so only work started "
+          "behind its back stays running, and that is not allowed: it could work on the next call's inputs "
+          "before the clock starts.";
+  if (!work.look_at.empty()) text << "\nLook at: " << work.look_at;
+  return text.str();
+}
+
+// Whether the GPU is free of the runner's work (kit/remote.hpp); its time in *took_s.
+bool quiet(double* took_s) {
+  for (int attempt = 0; attempt < kQuietTries; ++attempt)
+    if (remote::gpu_quiet(kQuietLimitS, took_s)) return true;
+  return false;
+}
+
 // Warm-up, then one call per sample, with whichever guards `work` has: a peer has only a call.
+//
+// Where the work is a student's in a runner process, the runner is stopped between calls: it
+// cannot see the next inputs being written or work on them before the clock starts, and
+// before the clock starts the GPU must be free of its work. The clock brackets the request,
+// the reply (the runner has waited for its device) and a fence of the judge's own, which
+// waits for any of the runner's work that is still on the GPU (kit::remote::fence).
 GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::vector<int> verified) {
   if (options.warmup < 0 || options.repeats < 1)
     throw std::invalid_argument("timing needs timing_warmup >= 0 and timing_repeats >= 1");
   using Clock = std::chrono::steady_clock;
+  remote::TimedSection section;
   CacheFlush flush;
   GuardedRun run;
   run.verified_calls = std::move(verified);
@@ -179,11 +213,22 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     for (const Output& output : work.outputs) poison(output);
     flush.run();
     CUDA_CHECK(cudaDeviceSynchronize());
+    double took_s = 0.0;
+    if (!quiet(&took_s)) {
+      run.failure = busy_message(work, call, took_s);
+      return run;
+    }
     const auto start = Clock::now();
+    section.resume();
     work.call();
-    CUDA_CHECK(cudaDeviceSynchronize());  // every stream's work is done before the clock is read
+    remote::fence();  // every stream's work is done, the runner's too, before the clock is read
     const std::chrono::duration<double> elapsed = Clock::now() - start;
+    section.pause();
     if (call.timed()) run.timing.samples_s.push_back(elapsed.count());
+    if (!quiet(&took_s)) {
+      run.failure = busy_message(work, call, took_s);
+      return run;
+    }
 
     for (const Output& output : work.outputs)
       if (const std::size_t unwritten = count_unwritten(output); unwritten > 0) {

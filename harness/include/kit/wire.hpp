@@ -1,0 +1,119 @@
+// The messages between the judge (the test program: checks, timing, results) and the
+// runner (the student's compiled code and a dispatcher, in a sandboxed process of its own).
+//
+// The judge calls a student function by sending a request over a Unix socket (a datagram
+// each way): which function, and its arguments in order. Numbers travel by value; device
+// buffers travel as CUDA IPC handles (the runner maps the judge's allocation); host
+// buffers travel as places in a shared memory arena that the judge fills before the call
+// and reads back after it. The runner replies once the call and every stream of its
+// device are done, with the return value or the error text.
+//
+// Both sides include this file; nothing in it trusts the other side: a reader checks
+// every size against the message it came in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kit::wire {
+
+// The runner's end of the socket and the shared host arena, as the runner inherits them.
+constexpr int kSocketFd = 3;
+constexpr int kArenaFd = 4;
+// A request or reply is one datagram of at most this many bytes (error texts are cut to fit).
+constexpr std::size_t kMaxMessage = 1 << 16;
+// Host buffers share one arena per runner; a call's buffers are laid out from its start.
+constexpr std::size_t kArenaBytes = std::size_t{16} << 30;  // sparse: only what a call uses is memory
+constexpr std::size_t kArenaAlignment = 256;
+
+constexpr std::uint32_t kRequestMagic = 0x4b495452;  // "KITR"
+constexpr std::uint32_t kReplyMagic = 0x4b495450;    // "KITP"
+
+enum class Op : std::uint32_t {
+  Call = 1,    // call function `function` with the arguments that follow
+  Forget = 2,  // a test case ended: unmap every device buffer mapped so far
+};
+
+enum class Status : std::uint32_t { Ok = 0, Error = 1 };
+
+enum class ArgKind : std::uint8_t {
+  Value = 1,   // a number or a small struct, by value: a size byte, then the bytes
+  Device = 2,  // a pointer into device memory: DeviceArg
+  Host = 3,    // a pointer to host memory in the arena: HostArg
+  Null = 4,    // a null pointer
+};
+
+struct DeviceArg {
+  unsigned char handle[64];         // cudaIpcMemHandle_t of the allocation
+  std::uint64_t buffer_id;          // the judge's unique id of the allocation
+  std::uint64_t judge_base;         // where the allocation starts in the judge
+  std::uint64_t allocation_bytes;   // its size
+  std::uint64_t offset;             // the pointer's offset into it
+};
+
+struct HostArg {
+  std::uint64_t offset;  // into the arena
+  std::uint64_t bytes;
+};
+
+struct RequestHeader {
+  std::uint32_t magic = kRequestMagic;
+  Op op = Op::Call;
+  std::uint32_t function = 0;  // index into the lab's table of functions
+  std::uint32_t args = 0;
+};
+
+struct ReplyHeader {
+  std::uint32_t magic = kReplyMagic;
+  Status status = Status::Ok;
+  std::uint32_t bytes = 0;  // of the return value (Ok) or the error text (Error) that follows
+  std::uint32_t reserved = 0;
+};
+
+// Appends plain values to a message.
+class Writer {
+ public:
+  template <class T>
+  void put(const T& value) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
+    data_.insert(data_.end(), bytes, bytes + sizeof(T));
+  }
+  void put_bytes(const void* bytes, std::size_t count) {
+    const auto* begin = static_cast<const unsigned char*>(bytes);
+    data_.insert(data_.end(), begin, begin + count);
+  }
+  const std::vector<unsigned char>& data() const { return data_; }
+
+ private:
+  std::vector<unsigned char> data_;
+};
+
+// Reads plain values from a received message, refusing to read past its end.
+class Reader {
+ public:
+  Reader(const unsigned char* data, std::size_t size) : data_(data), size_(size) {}
+  template <class T>
+  T get() {
+    T value;
+    std::memcpy(&value, take(sizeof(T)), sizeof(T));
+    return value;
+  }
+  const unsigned char* take(std::size_t count) {
+    if (count > size_ - position_) throw std::runtime_error("malformed message: it ends early");
+    const unsigned char* at = data_ + position_;
+    position_ += count;
+    return at;
+  }
+  std::size_t left() const { return size_ - position_; }
+
+ private:
+  const unsigned char* data_;
+  std::size_t size_;
+  std::size_t position_ = 0;
+};
+
+}  // namespace kit::wire

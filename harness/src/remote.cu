@@ -1,0 +1,397 @@
+#include "kit/remote.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "kit/cuda_check.cuh"
+#include "kit/results.hpp"
+
+namespace kit::remote {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Variables a CUDA program needs; the runner gets these and nothing else of the judge's.
+constexpr const char* kPassedThrough[] = {"PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                                          "NVIDIA_DRIVER_CAPABILITIES", "LANG"};
+
+std::vector<std::string> lines_of(const char* text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text ? text : "");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::string runner_program() {
+  if (const char* given = std::getenv("KIT_RUNNER")) return given;
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) throw std::runtime_error("cannot find this test program's own path to start its runner");
+  return std::string(self, static_cast<std::size_t>(length)) + "-runner";
+}
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                                  strsignal(WTERMSIG(status)) + ")";
+  const int code = WEXITSTATUS(status);
+  if (code > 128 && code < 128 + 65)  // the sandbox reports its child's death by signal N as 128 + N
+    return "was killed by signal " + std::to_string(code - 128) + " (" + strsignal(code - 128) + ")";
+  return "exited with code " + std::to_string(code);
+}
+
+// The runner process, started at the first call and ended when the test program ends.
+class Runner {
+ public:
+  static Runner& get() {
+    static Runner runner;
+    return runner;
+  }
+
+  bool started() const { return child_ > 0; }
+
+  void ensure_started() {
+    if (started() || !broken_.empty()) return;
+    start();
+  }
+
+  // Sends a request, waits for the reply; returns its payload. Throws StudentError.
+  std::vector<unsigned char> exchange(const std::vector<unsigned char>& request, const char* what) {
+    ensure_started();
+    if (!broken_.empty()) throw StudentError(broken_);
+    if (send(socket_, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
+      fail(std::string("sending ") + what);
+    std::vector<unsigned char> reply(wire::kMaxMessage);
+    const ssize_t got = recv(socket_, reply.data(), reply.size(), 0);
+    if (got <= 0) fail(std::string("running ") + what);
+    wire::Reader in(reply.data(), static_cast<std::size_t>(got));
+    const auto header = in.get<wire::ReplyHeader>();
+    if (header.magic != wire::kReplyMagic || header.bytes != in.left())
+      fail(std::string("reading the reply to ") + what + " (the reply is malformed)");
+    const unsigned char* payload = in.take(header.bytes);
+    if (header.status == wire::Status::Error)
+      throw StudentError(std::string(what) + " failed in your code: " +
+                         std::string(reinterpret_cast<const char*>(payload), header.bytes));
+    return {payload, payload + header.bytes};
+  }
+
+  unsigned char* arena() const { return static_cast<unsigned char*>(arena_); }
+
+  void stop() {
+    if (pid_ > 0) signal_and_wait(SIGSTOP);
+  }
+  void cont() {
+    if (pid_ > 0) kill(pid_, SIGCONT);
+  }
+
+  // Ends the runner: closing the socket tells it to exit; records how it ended.
+  int finish() {
+    if (!started()) return 0;
+    cont();
+    close(socket_);
+    socket_ = -1;
+    const int status = reap(std::chrono::seconds(20));
+    write_record(JsonObject()
+                     .add("kind", "runner")
+                     .add("exit_code", static_cast<long long>(WIFEXITED(status) ? WEXITSTATUS(status) : -1))
+                     .add("signal", static_cast<long long>(WIFSIGNALED(status) ? WTERMSIG(status) : 0)));
+    child_ = -1;
+    pid_ = -1;
+    if (WIFSIGNALED(status)) {
+      std::printf("Your code's process (the runner) %s at the end of the test program.\n",
+                  describe_status(status).c_str());
+      return 128 + WTERMSIG(status);
+    }
+    return WEXITSTATUS(status);
+  }
+
+ private:
+  Runner() = default;
+
+  void start() {
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) throw_errno("socketpair");
+    const int on = 1;
+    setsockopt(ends[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));  // the hello carries the runner's real pid
+    const int arena_fd = memfd_create("kit-host-arena", MFD_CLOEXEC);
+    if (arena_fd < 0 || ftruncate(arena_fd, static_cast<off_t>(wire::kArenaBytes)) != 0) throw_errno("memfd_create");
+    arena_ = mmap(nullptr, wire::kArenaBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, arena_fd, 0);
+    if (arena_ == MAP_FAILED) throw_errno("mmap of the host arena");
+
+    std::vector<std::string> argv = lines_of(std::getenv("KIT_RUNNER_PREFIX"));
+    argv.push_back(runner_program());
+    std::vector<std::string> env;
+    for (const char* name : kPassedThrough)
+      if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
+    env.push_back("HOME=/tmp");
+    std::vector<char*> c_argv, c_env;
+    for (auto& arg : argv) c_argv.push_back(arg.data());
+    for (auto& entry : env) c_env.push_back(entry.data());
+    c_argv.push_back(nullptr);
+    c_env.push_back(nullptr);
+
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t child = fork();
+    if (child < 0) throw_errno("fork");
+    if (child == 0) {  // only async-signal-safe calls from here to exec
+      dup2(ends[1], wire::kSocketFd);
+      dup2(arena_fd, wire::kArenaFd);
+      const int null_in = open("/dev/null", O_RDONLY);
+      if (null_in >= 0) dup2(null_in, 0);
+      for (int fd = wire::kArenaFd + 1; fd < 1024; ++fd) close(fd);
+      execvpe(c_argv[0], c_argv.data(), c_env.data());
+      _exit(127);
+    }
+    close(ends[1]);
+    close(arena_fd);
+    child_ = child;
+    socket_ = ends[0];
+    pid_ = hello_pid();
+  }
+
+  // The runner's first message: its process id as the kernel vouches for it (SCM_CREDENTIALS).
+  pid_t hello_pid() {
+    char byte = 0;
+    iovec data{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    if (recvmsg(socket_, &message, 0) != 1) fail("starting your code's process (the runner)");
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+        ucred credentials;
+        std::memcpy(&credentials, CMSG_DATA(c), sizeof(credentials));
+        return credentials.pid;
+      }
+    fail("starting the runner (its first message carried no process id)");
+  }
+
+  // Stops the runner and waits until the kernel shows it stopped.
+  void signal_and_wait(int signal) {
+    if (kill(pid_, signal) != 0) return;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(200);
+    while (Clock::now() < deadline) {
+      std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const std::size_t close_paren = text.rfind(')');
+      if (close_paren == std::string::npos || close_paren + 2 >= text.size()) return;  // gone
+      const char state = text[close_paren + 2];
+      if (state == 'T' || state == 't' || state == 'Z' || state == 'X') return;
+      std::this_thread::yield();
+    }
+  }
+
+  int reap(std::chrono::milliseconds patience) {
+    int status = 0;
+    const auto deadline = Clock::now() + patience;
+    while (waitpid(child_, &status, WNOHANG) == 0) {
+      if (Clock::now() > deadline) {
+        kill(child_, SIGKILL);
+        waitpid(child_, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return status;
+  }
+
+  [[noreturn]] void fail(const std::string& what) {
+    std::string why = "Your code's process (the runner, which runs your functions apart from the tests) stopped "
+                      "answering while " + what;
+    if (child_ > 0) {
+      if (socket_ >= 0) close(socket_);
+      socket_ = -1;
+      why += ": it " + describe_status(reap(std::chrono::seconds(5)));
+      child_ = -1;
+      pid_ = -1;
+    }
+    why += ". A crash there is usually a host pointer used wrongly (a device pointer read on the host, or an array "
+           "indexed past its end); the output above may say more. Later calls in this test program fail too.";
+    broken_ = why;
+    throw StudentError(why);
+  }
+
+  [[noreturn]] static void throw_errno(const char* call) {
+    throw std::runtime_error(std::string(call) + " failed while starting the runner: " + std::strerror(errno));
+  }
+
+  pid_t child_ = -1;  // what the judge started (the sandbox, or the runner itself)
+  pid_t pid_ = -1;    // the runner process
+  int socket_ = -1;
+  void* arena_ = nullptr;
+  std::string broken_;
+};
+
+// The judge's IPC handles, one per allocation: getting one costs a few microseconds.
+std::unordered_map<unsigned long long, cudaIpcMemHandle_t>& exported() {
+  static std::unordered_map<unsigned long long, cudaIpcMemHandle_t> handles;
+  return handles;
+}
+
+__global__ void fence_kernel() {}
+
+// Two driver functions, found through the runtime: linking libcuda would stop the test program
+// from starting at all on a machine without the driver, where its CPU tests must still run.
+struct DriverCalls {
+  decltype(&cuMemGetAddressRange) address_range = nullptr;
+  decltype(&cuPointerGetAttribute) pointer_attribute = nullptr;
+};
+
+template <class F>
+void find_driver_call(const char* name, F* call) {
+  cudaDriverEntryPointQueryResult found{};
+  void* address = nullptr;
+  CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &address, 12000, cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess || address == nullptr)
+    throw std::runtime_error(std::string("the CUDA driver has no ") + name + ", which the judge needs");
+  *call = reinterpret_cast<F>(address);
+}
+
+const DriverCalls& driver() {
+  static const DriverCalls calls = [] {
+    DriverCalls found;
+    find_driver_call("cuMemGetAddressRange", &found.address_range);
+    find_driver_call("cuPointerGetAttribute", &found.pointer_attribute);
+    return found;
+  }();
+  return calls;
+}
+
+int& paused_sections() {
+  static int depth = 0;
+  return depth;
+}
+
+}  // namespace
+
+Call::Call(std::uint32_t function, const char* name) : function_(function), name_(name) {}
+
+Call& Call::device(const void* pointer, const char* parameter) {
+  ++args_;
+  if (pointer == nullptr) {
+    message_.put(wire::ArgKind::Null);
+    return *this;
+  }
+  CUdeviceptr base = 0;
+  std::size_t bytes = 0;
+  const auto address = reinterpret_cast<CUdeviceptr>(pointer);
+  unsigned long long buffer_id = 0;
+  if (driver().address_range(&base, &bytes, address) != CUDA_SUCCESS ||
+      driver().pointer_attribute(&buffer_id, CU_POINTER_ATTRIBUTE_BUFFER_ID, base) != CUDA_SUCCESS)
+    throw std::logic_error(std::string("the test passes ") + name_ + "'s " + parameter +
+                           " a pointer that is not device memory allocated with cudaMalloc; a host buffer needs a "
+                           "count in the lab's [calls] table (lab.toml)");
+  auto& handles = exported();
+  auto found = handles.find(buffer_id);
+  if (found == handles.end()) {
+    cudaIpcMemHandle_t handle;
+    CUDA_CHECK(cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base)));
+    found = handles.emplace(buffer_id, handle).first;
+  }
+  wire::DeviceArg arg{};
+  static_assert(sizeof(arg.handle) == sizeof(cudaIpcMemHandle_t), "an IPC handle is 64 bytes");
+  std::memcpy(arg.handle, &found->second, sizeof(arg.handle));
+  arg.buffer_id = buffer_id;
+  arg.judge_base = base;
+  arg.allocation_bytes = bytes;
+  arg.offset = address - base;
+  message_.put(wire::ArgKind::Device);
+  message_.put(arg);
+  return *this;
+}
+
+Call& Call::host(const void* pointer, std::size_t bytes, bool read_only, const char* parameter) {
+  ++args_;
+  if (pointer == nullptr) {
+    message_.put(wire::ArgKind::Null);
+    return *this;
+  }
+  Runner& runner = Runner::get();
+  runner.ensure_started();
+  const std::size_t offset = arena_used_;
+  const std::size_t end = offset + bytes;
+  if (end > wire::kArenaBytes)
+    throw std::logic_error(std::string(name_) + "'s " + parameter + ": host buffers of this call exceed the " +
+                           std::to_string(wire::kArenaBytes >> 30) + " GiB the runner shares with the judge");
+  arena_used_ = (end + wire::kArenaAlignment - 1) / wire::kArenaAlignment * wire::kArenaAlignment;
+  if (runner.arena() == nullptr) throw StudentError("the runner could not be started");
+  std::memcpy(runner.arena() + offset, pointer, bytes);
+  if (!read_only) copies_back_.push_back({const_cast<void*>(pointer), offset, bytes});
+  message_.put(wire::ArgKind::Host);
+  message_.put(wire::HostArg{offset, bytes});
+  return *this;
+}
+
+std::vector<unsigned char> Call::send_and_wait() {
+  wire::Writer request;
+  request.put(wire::RequestHeader{wire::kRequestMagic, wire::Op::Call, function_, args_});
+  request.put_bytes(message_.data().data(), message_.data().size());
+  Runner& runner = Runner::get();
+  std::vector<unsigned char> reply = runner.exchange(request.data(), name_);
+  for (const HostCopy& copy : copies_back_) std::memcpy(copy.judge, runner.arena() + copy.offset, copy.bytes);
+  return reply;
+}
+
+void Call::run() {
+  const std::vector<unsigned char> reply = send_and_wait();
+  if (!reply.empty()) throw StudentError(std::string(name_) + ": the runner returned a value from a void function");
+}
+
+TimedSection::TimedSection() {
+  if (paused_sections()++ == 0) Runner::get().stop();
+}
+TimedSection::~TimedSection() {
+  if (--paused_sections() == 0) Runner::get().cont();
+}
+void TimedSection::resume() { Runner::get().cont(); }
+void TimedSection::pause() { Runner::get().stop(); }
+
+void fence() {
+  fence_kernel<<<1, 1>>>();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+bool gpu_quiet(double limit_s, double* took_s) {
+  const auto start = Clock::now();
+  fence();
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  if (took_s != nullptr) *took_s = took;
+  return took <= limit_s;
+}
+
+void end_of_case() {
+  Runner& runner = Runner::get();
+  if (!runner.started()) return;
+  wire::Writer request;
+  request.put(wire::RequestHeader{wire::kRequestMagic, wire::Op::Forget, 0, 0});
+  try {
+    runner.exchange(request.data(), "the end of a test case");
+  } catch (const StudentError&) {
+    // the runner is gone: the test case that broke it has said so, and later calls will too
+  }
+}
+
+bool runner_started() { return Runner::get().started(); }
+
+int finish() { return Runner::get().finish(); }
+
+}  // namespace kit::remote
