@@ -1,11 +1,13 @@
 """Run: execute a lab's test program and read back what happened.
 
-A test case runs in a process of its own (run_case), in the OS sandbox, so a
+A test case runs in a process of its own (run_case), so a
 crash or a hang costs that case alone, with its own timeout; or several share
 one process (run_group), which settles only their clean passes and a case that
 ran out of its own time, and leaves the rest to run alone. What passed, failed and
 measured is read from the results file the harness writes, never from the
-console output. A submission has a budget: once one of its cases runs out of
+console output. Where the lab is split (harness/runner/), the test program is the judge, trusted and run
+as it is, and the student's code runs in the runner it starts, in the OS sandbox; a lab in one process
+runs whole in the sandbox. A submission has a budget: once one of its cases runs out of
 time or memory, the rest are not run, so one hostile submission costs the
 class about one timeout.
 """
@@ -95,13 +97,42 @@ def confinement(binary: Path, workdir: Path, limits: sandbox.Limits | None) -> s
     return sandbox.Spec(writable=(workdir,), readable=readable, gpu=True, limits=limits)
 
 
+def runner_of(binary: Path) -> Path | None:
+    """The runner that holds the student's code when the lab is split into judge and runner (harness/runner/)."""
+    runner = binary.with_name(binary.name + "-runner")
+    return runner if runner.is_file() else None
+
+
+def runner_confinement(runner: Path, limits: sandbox.Limits | None) -> sandbox.Spec:
+    """The runner sees its own file and the GPU, and writes nothing but its private /tmp: not the results file,
+    not the lab's parameters, not the judge's folder."""
+    return sandbox.Spec(writable=(), readable=(runner,), gpu=True, limits=limits, chdir=Path("/tmp"))
+
+
+def _start(binary: Path, args: list[str], workdir: Path, env: dict[str, str], timeout_s: float,
+           limits: sandbox.Limits | None, wrapper: sanitizer.Wrapper | None = None,
+           watch: Callable[[], bool] | None = None) -> ProcessResult:
+    """Run a test program. A split lab's program is the judge, trusted and outside the sandbox; it starts the
+    student's code (the runner) in the sandbox, under compute-sanitizer when `wrapper` says so, as the command
+    it is given in KIT_RUNNER_PREFIX and KIT_RUNNER. A lab in one process runs whole in the sandbox."""
+    runner = runner_of(binary)
+    if runner is None:
+        command = (wrapper.prefix() if wrapper is not None else []) + [str(binary), *args]
+        return run_process(command, cwd=workdir, env=env, timeout_s=timeout_s,
+                           confined=confinement(binary, workdir, limits), watch=watch)
+    spec = runner_confinement(runner, limits)
+    sandbox.prepare(spec)
+    started = sandbox.wrap((wrapper.prefix() if wrapper is not None else []) + [str(runner)], spec)
+    env = {**env, "KIT_RUNNER": started[-1], "KIT_RUNNER_PREFIX": "\n".join(started[:-1])}
+    return run_process([str(binary), *args], cwd=workdir, env=env, timeout_s=timeout_s, watch=watch)
+
+
 def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None) -> Listing:
     """Ask the program which test cases it has (and which GPU it sees); needs no GPU."""
     results = workdir / "listing.jsonl"
     results.unlink(missing_ok=True)
-    process = run_process([str(binary), "--list-test-cases", "--no-colors"], cwd=workdir,
-                          env=_env(workdir, results, None), timeout_s=LISTING_TIMEOUT_S,
-                          confined=confinement(binary, workdir, limits))
+    process = _start(binary, ["--list-test-cases", "--no-colors"], workdir, _env(workdir, results, None),
+                     LISTING_TIMEOUT_S, limits)
     records = read_records(results)
     cases = {r["case"]: r.get("suite", "") for r in records if r.get("kind") == "listed"}
     problem = "" if process.ok else f"the test program {process.describe_exit()}:\n{process.output[-2000:]}"
@@ -113,11 +144,8 @@ def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int
     """One test case in a process of its own, in the sandbox; under compute-sanitizer when `wrapper` says so."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
-    command = [str(binary), f"--test-case={case}", "--no-colors"]
-    if wrapper is not None:
-        command = wrapper.prefix() + command
-    process = run_process(command, cwd=workdir, env=_env(workdir, results, seed), timeout_s=timeout_s,
-                          confined=confinement(binary, workdir, limits))
+    process = _start(binary, [f"--test-case={case}", "--no-colors"], workdir, _env(workdir, results, seed),
+                     timeout_s, limits, wrapper)
     outcome = _outcome(case, read_records(results), process)
     return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
 
@@ -171,10 +199,8 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
         results = Path(f.name)
     timeouts = dict(cases)
     clock = _CaseClock(results, timeouts)
-    command = [str(binary), "--test-case=" + ",".join(timeouts), "--no-colors"]
-    process = run_process(command, cwd=workdir, env=_env(workdir, results, seed),
-                          timeout_s=sum(timeouts.values()) + LISTING_TIMEOUT_S,
-                          confined=confinement(binary, workdir, limits), watch=clock)
+    process = _start(binary, ["--test-case=" + ",".join(timeouts), "--no-colors"], workdir,
+                     _env(workdir, results, seed), sum(timeouts.values()) + LISTING_TIMEOUT_S, limits, watch=clock)
     records = read_records(results)
     settled: dict[str, CaseOutcome] = {}
     if clock.overdue is not None:

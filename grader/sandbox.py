@@ -71,6 +71,7 @@ class Spec:
     readable: tuple[Path, ...] = ()  # bound read-only at the same path
     gpu: bool = False  # the GPU's device files
     limits: Limits | None = None
+    chdir: Path | None = None  # where it starts (default: where the grader is, if it can see that)
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,8 @@ def _command(command: list[str], spec: Spec, mode: str) -> list[str]:
         args += ["--ro-bind", str(path), str(path)]
     for path in spec.writable:
         args += ["--bind", str(path), str(path)]
+    if spec.chdir is not None:
+        args += ["--chdir", str(spec.chdir)]
     args.append("--")
     if spec.limits is not None:
         args += [shutil.which("prlimit") or "prlimit", *spec.limits.prlimit_args(), "--"]

@@ -77,6 +77,8 @@ def _perf_item(spec: PerfSpec, config: LabConfig, outcomes: dict[str, CaseOutcom
     if mine is None:
         return 0.0, f"No performance points: the timing case reported no measurement '{spec.measurement}'."
     summary = _describe(mine)
+    if why := implausible(mine):
+        return 0.0, _trim(f"{summary}\nNo performance points: {why}")
     if failing:
         return 0.0, _trim(f"{summary}\nNo performance points until these correctness tests pass: "
                           + "; ".join(failing))
@@ -90,6 +92,23 @@ def _perf_item(spec: PerfSpec, config: LabConfig, outcomes: dict[str, CaseOutcom
     return fraction, (f"{summary}\nReference: {_describe(ref)}\n"
                       f"Your time is {ratio:.2f}x the reference's (full points at <= {config.full_at:g}x, "
                       f"none past {config.zero_at:g}x).")
+
+
+def implausible(timing: dict) -> str:
+    """Why a timing record cannot be true ("" when it can): the harness said so, or its rate passes a bound
+    ceiling (a limit of the hardware measured in the same run) by more than its margin. The judge fails such a
+    case itself; this holds even for a record that reached the results file some other way."""
+    if timing.get("implausible"):
+        return "the test found the rate faster than the hardware allows."
+    rates = dict(zip(timing.get("ceiling_names", []), timing.get("ceiling_rates", [])))
+    margin = timing.get("ceiling_margin")
+    for name in timing.get("ceiling_bounds", []):
+        ceiling, rate = rates.get(name), timing.get("rate")
+        if not isinstance(ceiling, (int, float)) or not isinstance(rate, (int, float)) or ceiling <= 0:
+            return f"the record's bound '{name}' has no usable rate."
+        if not isinstance(margin, (int, float)) or not rate <= margin * ceiling:
+            return f"{rate:.1f} is more than {margin} times {name} ({ceiling:.1f}), which no correct call reaches."
+    return ""
 
 
 def _describe(timing: dict) -> str:

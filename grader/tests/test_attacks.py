@@ -120,6 +120,104 @@ void launch_vector_add(const float* a, const float* b, float* c, int n) {
 }
 
 
+# Finds any function of the C library by name without naming it in the object file: from printf's
+# address down to libc's ELF header, then through its dynamic symbol table. The link check sees
+# only printf and strcmp; whatever the student's process can reach, this reaches.
+FIND_SYMBOL = """
+#include <elf.h>
+#include <link.h>
+#include <cstdint>
+#include <cstring>
+#include <cstdio>
+static void* libc_symbol(const char* wanted) {
+  std::uintptr_t base = reinterpret_cast<std::uintptr_t>(&printf) & ~std::uintptr_t(0xfff);
+  while (std::memcmp(reinterpret_cast<const void*>(base), ELFMAG, SELFMAG) != 0) base -= 0x1000;
+  const auto* header = reinterpret_cast<const ElfW(Ehdr)*>(base);
+  const auto* program = reinterpret_cast<const ElfW(Phdr)*>(base + header->e_phoff);
+  const ElfW(Dyn)* dynamic = nullptr;
+  for (int i = 0; i < header->e_phnum; ++i)
+    if (program[i].p_type == PT_DYNAMIC) dynamic = reinterpret_cast<const ElfW(Dyn)*>(base + program[i].p_vaddr);
+  std::uintptr_t symbols = 0, names = 0;
+  for (; dynamic && dynamic->d_tag != DT_NULL; ++dynamic) {
+    std::uintptr_t at = dynamic->d_un.d_ptr < base ? base + dynamic->d_un.d_ptr : dynamic->d_un.d_ptr;
+    if (dynamic->d_tag == DT_SYMTAB) symbols = at;
+    if (dynamic->d_tag == DT_STRTAB) names = at;
+  }
+  for (auto* s = reinterpret_cast<const ElfW(Sym)*>(symbols); reinterpret_cast<std::uintptr_t>(s) < names; ++s)
+    if (s->st_name && s->st_value && std::strcmp(reinterpret_cast<const char*>(names) + s->st_name, wanted) == 0)
+      return reinterpret_cast<void*>(base + s->st_value);
+  return nullptr;
+}
+"""
+
+# Pass the build, and try what only a separate process stops (the judge/runner split, harness/runner/).
+IN_PROCESS_ATTACKS = {
+    # No kernel at all: append "passed" records and a fast timing to the results file, then leave.
+    "forged results file": FIND_SYMBOL + """
+using Open = FILE* (*)(const char*, const char*);
+using Env = char* (*)(const char*);
+using Print = int (*)(FILE*, const char*, ...);
+using Leave = void (*)(int);
+void vector_add(const float*, const float*, float*, int) {}
+void launch_vector_add(const float*, const float*, float*, int) {
+  const char* path = reinterpret_cast<Env>(libc_symbol("getenv"))("KIT_RESULTS");
+  if (path == nullptr) return;
+  FILE* file = reinterpret_cast<Open>(libc_symbol("fopen"))(path, "a");
+  if (file == nullptr) return;
+  auto print = reinterpret_cast<Print>(libc_symbol("fprintf"));
+  for (const char* name : {"vector_add: one element (n = 1)", "launch_vector_add: device vectors with nothing written past the end"})
+    print(file, "{\\"kind\\": \\"case\\", \\"case\\": \\"%s\\", \\"status\\": \\"passed\\", \\"seconds\\": 0.1, \\"messages\\": []}\\n", name);
+  print(file, "{\\"kind\\": \\"timing\\", \\"case\\": \\"vector add timing: kernel on device-resident vectors\\", \\"name\\": \\"vector_add_kernel\\", \\"median_s\\": 0.0000002, \\"samples_s\\": [0.0000002], \\"work_per_run\\": 805306368, \\"rate\\": 4026531.8, \\"unit\\": \\"GB/s\\", \\"ceiling_names\\": [], \\"ceiling_rates\\": [], \\"ceiling_bounds\\": [], \\"guarded\\": true, \\"verified_calls\\": [], \\"implausible\\": false}\\n");
+  reinterpret_cast<Open>(libc_symbol("fflush"))(nullptr, nullptr);
+  reinterpret_cast<Leave>(libc_symbol("_exit"))(0);
+}
+""",
+    # The slow kernel, and the clock the old harness read made to stand still in this process.
+    "clock patched in the process": FIND_SYMBOL + SLOW_KERNEL + """
+using Protect = int (*)(void*, std::size_t, int);
+__attribute__((constructor)) static void stop_the_clock() {
+  unsigned char* code = static_cast<unsigned char*>(libc_symbol("clock_gettime"));
+  auto protect = reinterpret_cast<Protect>(libc_symbol("mprotect"));
+  if (code == nullptr || protect == nullptr) return;
+  void* page = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(code) & ~std::uintptr_t(0xfff));
+  if (protect(page, 0x2000, 7) != 0) return;
+  const unsigned char return_zero[] = {0x31, 0xc0, 0xc3};  // xor eax, eax; ret: the time never moves
+  std::memcpy(code, return_zero, sizeof(return_zero));
+}
+void launch_vector_add(const float* a, const float* b, float* c, int n) { slow_launch(a, b, c, n); }
+""",
+    # The call returns at once; a thread of its own launches the kernel a moment later, after the reply.
+    "work finished after the reply": FIND_SYMBOL + SLOW_KERNEL + """
+#include <pthread.h>
+struct Late { const float* a; const float* b; float* c; int n; };
+static void* finish_late(void* raw) {
+  Late late = *static_cast<Late*>(raw);
+  delete static_cast<Late*>(raw);
+  volatile int delay = 0;
+  for (int i = 0; i < 20000; ++i) delay += i;  // let the reply go first
+  slow_launch(late.a, late.b, late.c, late.n);
+  cudaStreamSynchronize(0);
+  return nullptr;
+}
+using Spawn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+void launch_vector_add(const float* a, const float* b, float* c, int n) {
+  pthread_t thread;
+  reinterpret_cast<Spawn>(libc_symbol("pthread_create"))(&thread, nullptr, finish_late, new Late{a, b, c, n});
+}
+""",
+    # The seed the grader runs with, and what it would give away.
+    "reads the grading seed": FIND_SYMBOL + SLOW_KERNEL + """
+using Env = char* (*)(const char*);
+void launch_vector_add(const float* a, const float* b, float* c, int n) {
+  const auto getenv_ = reinterpret_cast<Env>(libc_symbol("getenv"));
+  for (const char* secret : {"KIT_SEED", "KIT_RESULTS", "KIT_PARAMS"})
+    if (getenv_(secret) != nullptr) printf("ATTACK-SAW %s=%s\\n", secret, getenv_(secret));
+  slow_launch(a, b, c, n);
+}
+""",
+}
+
+
 def _gpu_here() -> bool:
     return shutil.which("nvidia-smi") is not None and subprocess.run(["nvidia-smi", "-L"],
                                                                       capture_output=True).returncode == 0
@@ -169,3 +267,26 @@ def test_timing_tricks_gain_nothing_over_the_honest_slow_kernel(lab01, tmp_path:
     for trick, source in TIMING_TRICKS.items():
         cheat = _grade(lab01, tmp_path, trick, HEADER + SLOW_KERNEL + source).results
         assert _performance(cheat) <= honest_perf + allowance, (trick, _performance(cheat), honest_perf)
+
+
+@needs_cuda_toolchain()
+def test_in_process_attacks_gain_nothing(lab01, tmp_path: Path):
+    """The attacks that scored 100/100 when student code shared the tests' process: with the judge/runner split
+    none earns a point it did not (no kernel: nothing; a slow kernel: the honest slow kernel's points at most)."""
+    try:
+        honest = _grade(lab01, tmp_path, "honest", HONEST)
+    except NoGpu as error:
+        pytest.skip(f"the attacks need a GPU ({error})")
+    allowance = PERF_TOLERANCE * sum(p.points for p in lab01.perf)
+    scores = {}
+    for attack, source in IN_PROCESS_ATTACKS.items():
+        graded = _grade(lab01, tmp_path, attack, HEADER + source).results
+        scores[attack] = (graded["score"], _performance(graded))
+        assert "ATTACK-SAW" not in graded["output"] and not any(
+            "ATTACK-SAW" in t.get("output", "") for t in graded["tests"]), attack
+    print("attack scores (total, performance):", scores, "honest:", honest.results["score"], _performance(honest.results))
+    assert scores["forged results file"][0] == 0, scores
+    assert scores["work finished after the reply"][1] == 0, scores
+    for attack, (total, perf) in scores.items():
+        assert total <= honest.results["score"] + allowance, (attack, scores)
+        assert perf <= _performance(honest.results) + allowance, (attack, scores)
