@@ -111,6 +111,7 @@ bool listing_only(int argc, char** argv) {
 DOCTEST_REGISTER_LISTENER("kit-results", 1, kit::ResultsListener);
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--kit-twin") return kit::remote::serve_twin();
   doctest::Context context;
   context.applyCommandLine(argc, argv);
   kit::record_run();

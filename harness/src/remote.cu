@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -37,13 +38,6 @@ std::vector<std::string> lines_of(const char* text) {
   return lines;
 }
 
-std::string runner_program() {
-  if (const char* given = std::getenv("KIT_RUNNER")) return given;
-  char self[4096];
-  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (length <= 0) throw std::runtime_error("cannot find this test program's own path to start its runner");
-  return std::string(self, static_cast<std::size_t>(length)) + "-runner";
-}
 
 std::string describe_status(int status) {
   if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
@@ -54,13 +48,28 @@ std::string describe_status(int status) {
   return "exited with code " + std::to_string(code);
 }
 
-// The runner process, started at the first call and ended when the test program ends.
+std::string own_program() {
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) throw std::runtime_error("cannot find this test program's own path to start a runner");
+  return std::string(self, static_cast<std::size_t>(length));
+}
+
+// The runner process, started at the first call and ended when the test program ends. The
+// twin is a runner of the judge's own (this program, started with --kit-twin): it answers
+// every call with an empty kernel, so timing it measures what the path between the two
+// processes costs a call, with nothing of the student's in it.
 class Runner {
  public:
   static Runner& get() {
-    static Runner runner;
+    static Runner runner(false);
     return runner;
   }
+  static Runner& twin() {
+    static Runner runner(true);
+    return runner;
+  }
+  long long calls() const { return calls_; }
 
   bool started() const { return child_ > 0; }
 
@@ -75,6 +84,7 @@ class Runner {
     if (!broken_.empty()) throw StudentError(broken_);
     if (send(socket_, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
       fail(std::string("sending ") + what);
+    ++calls_;
     std::vector<unsigned char> reply(wire::kMaxMessage);
     const ssize_t got = recv(socket_, reply.data(), reply.size(), 0);
     if (got <= 0) fail(std::string("running ") + what);
@@ -96,6 +106,17 @@ class Runner {
   }
   void cont() {
     if (pid_ > 0) kill(pid_, SIGCONT);
+  }
+
+  // Ends the twin: closing the socket tells it to exit.
+  void finish_quietly() {
+    if (!started()) return;
+    cont();
+    close(socket_);
+    socket_ = -1;
+    reap(std::chrono::seconds(20));
+    child_ = -1;
+    pid_ = -1;
   }
 
   // Ends the runner: closing the socket tells it to exit; records how it ended.
@@ -120,7 +141,15 @@ class Runner {
   }
 
  private:
-  Runner() = default;
+  explicit Runner(bool twin) : twin_(twin) {}
+
+  std::vector<std::string> command() const {
+    if (twin_) return {own_program(), "--kit-twin"};
+    std::vector<std::string> argv = lines_of(std::getenv("KIT_RUNNER_PREFIX"));
+    const char* given = std::getenv("KIT_RUNNER");
+    argv.push_back(given != nullptr ? given : own_program() + "-runner");
+    return argv;
+  }
 
   void start() {
     int ends[2];
@@ -132,8 +161,7 @@ class Runner {
     arena_ = mmap(nullptr, wire::kArenaBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, arena_fd, 0);
     if (arena_ == MAP_FAILED) throw_errno("mmap of the host arena");
 
-    std::vector<std::string> argv = lines_of(std::getenv("KIT_RUNNER_PREFIX"));
-    argv.push_back(runner_program());
+    std::vector<std::string> argv = command();
     std::vector<std::string> env;
     for (const char* name : kPassedThrough)
       if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
@@ -233,6 +261,8 @@ class Runner {
     throw std::runtime_error(std::string(call) + " failed while starting the runner: " + std::strerror(errno));
   }
 
+  bool twin_;
+  long long calls_ = 0;  // requests sent
   pid_t child_ = -1;  // what the judge started (the sandbox, or the runner itself)
   pid_t pid_ = -1;    // the runner process
   int socket_ = -1;
@@ -391,6 +421,46 @@ void end_of_case() {
 }
 
 bool runner_started() { return Runner::get().started(); }
+
+long long calls_made() { return Runner::get().calls(); }
+
+double path_overhead_s() {
+  constexpr int kCalls = 41;
+  Runner& twin = Runner::twin();
+  wire::Writer request;
+  request.put(wire::RequestHeader{wire::kRequestMagic, wire::Op::Call, 0, 0});
+  twin.exchange(request.data(), "the twin's warm-up");
+  std::vector<double> through_twin, alone;
+  for (int i = 0; i < kCalls; ++i) {
+    twin.stop();
+    fence();
+    auto start = Clock::now();
+    twin.cont();
+    twin.exchange(request.data(), "a call of the twin");
+    fence();
+    through_twin.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    start = Clock::now();
+    fence();
+    alone.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  twin.finish_quietly();
+  std::sort(through_twin.begin(), through_twin.end());
+  std::sort(alone.begin(), alone.end());
+  return std::max(0.0, through_twin[kCalls / 2] - alone[kCalls / 2]);
+}
+
+int serve_twin() {
+  const char hello = 1;
+  if (send(wire::kSocketFd, &hello, 1, MSG_NOSIGNAL) != 1) return 2;
+  std::vector<unsigned char> buffer(wire::kMaxMessage);
+  while (recv(wire::kSocketFd, buffer.data(), buffer.size(), 0) > 0) {
+    fence_kernel<<<1, 1>>>();
+    const bool ok = cudaDeviceSynchronize() == cudaSuccess;
+    const wire::ReplyHeader reply{wire::kReplyMagic, ok ? wire::Status::Ok : wire::Status::Error, 0, 0};
+    send(wire::kSocketFd, &reply, sizeof(reply), MSG_NOSIGNAL);
+  }
+  return 0;
+}
 
 int finish() { return Runner::get().finish(); }
 

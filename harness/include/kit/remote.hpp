@@ -107,6 +107,21 @@ void fence();
 // the runner's reply and the pause, any GPU work of the runner's still running shows here.
 bool gpu_quiet(double limit_s, double* took_s = nullptr);
 
+// How many calls the judge has sent the runner so far: a timed call that sent one went through
+// the path between the two processes.
+long long calls_made();
+
+// What the path between judge and runner adds to one timed call, measured with a twin runner
+// of the judge's own that answers with an empty kernel (this program run with --kit-twin),
+// stopped and resumed as the runner is: the socket, and the GPU switching from one process's
+// work to the other's and back (about 0.2 ms each way on an H100). The judge subtracts it
+// from each timed call of the student's; a student's code cannot change it, since the twin
+// runs none.
+double path_overhead_s();
+
+// The twin's side (main calls it for --kit-twin): an empty kernel per request.
+int serve_twin();
+
 // A test case ended: the runner unmaps the device buffers it was given.
 void end_of_case();
 

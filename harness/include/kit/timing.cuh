@@ -48,6 +48,9 @@ struct TimingOptions {
 struct Timing {
   std::vector<double> samples_s;  // seconds per call, one per timed call
   double median_s = 0.0;
+  // What the path between the judge and the runner added to each call, taken off every sample
+  // (kit::remote::path_overhead_s); 0 for work the judge did itself.
+  double path_overhead_s = 0.0;
 };
 
 // One call of a timed work, as refresh and verify see it.
