@@ -131,8 +131,8 @@ endfunction()
 # and the harness's error checks in view; when KIT_SANDBOX_COMPILE is on (grading untrusted
 # code) each compile runs in the grader's OS sandbox, which shows it nothing of solutions/.
 # Before the link, `grader link-check` refuses student objects that would replace a harness
-# or library function or call outside what student code may call; the instructor's objects
-# come first in the link.
+# or library function, call outside what student code may call, or hold code of a header-only
+# library the lab forbids (CUB, Thrust); the instructor's objects come first in the link.
 function(kit_lab_variant lab target source_dir)
   list(TRANSFORM KIT_LAB_STUDENT_FILES PREPEND ${source_dir}/ OUTPUT_VARIABLE sources)
   set(student ${target}-student)
@@ -163,7 +163,7 @@ function(kit_lab_variant lab target source_dir)
     list(APPEND libraries $<TARGET_FILE:${library}>)
   endforeach()
   add_custom_command(TARGET ${target} PRE_LINK
-    COMMAND ${Python3_EXECUTABLE} -m grader link-check --cache-dir ${CMAKE_BINARY_DIR}
+    COMMAND ${Python3_EXECUTABLE} -m grader link-check --cache-dir ${CMAKE_BINARY_DIR} --lab ${lab}
             --lab-libraries ${KIT_LAB_LIBRARY_NAMES} --student $<TARGET_OBJECTS:${student}>
             --forbidden ${KIT_LAB_FORBIDDEN} --allowed-calls ${KIT_LAB_ALLOWED_CALLS}
             --instructor ${instructor_objects} --libraries ${libraries}
