@@ -103,17 +103,46 @@ def _from_zip(archive: Path, config: LabConfig) -> dict[str, str]:
     return found
 
 
-def code_without_comments_and_strings(text: str) -> str:
-    """C++ source with comments, string and character literals blanked (newlines kept, so lines still count)."""
-    pattern = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
-    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+# Comments, and string and character literals: scanned together, so that "//" in a string is no comment.
+COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+# An #include of a header by name, either form: <cub/cub.cuh> or "cub/cub.cuh".
+INCLUDE = re.compile(r'\s*#\s*include\s*(?:<([^>\n]*)>|"([^"\n]*)")')
+
+
+def code_without_comments_and_strings(text: str, keep_strings: bool = False) -> str:
+    """C++ source with comments, string and character literals blanked (newlines kept, so lines still count);
+    keep_strings=True blanks the comments only (an #include's quoted name is a string to this pattern)."""
+    def blank(match: re.Match) -> str:
+        kept = keep_strings and not match.group(0).startswith("/")
+        return match.group(0) if kept else re.sub(r"[^\n]", " ", match.group(0))
+    return COMMENT_OR_LITERAL.sub(blank, _spliced(text))
+
+
+def _spliced(text: str) -> str:
+    """The source with each backslash-newline removed, as the compiler does before it reads a single token
+    (so `c\\<newline>ub` is `cub`); the removed newlines follow the joined line, so later lines keep their
+    numbers. GCC also joins a backslash followed by spaces and a newline, so those are joined too."""
+    lines, out, joined, removed = text.split("\n"), [], "", 0
+    for number, line in enumerate(lines, start=1):
+        stripped = line.rstrip(" \t\r\f\v")
+        if stripped.endswith("\\") and number < len(lines):
+            joined, removed = joined + stripped[:-1], removed + 1
+            continue
+        out.extend([joined + line] + [""] * removed)
+        joined, removed = "", 0
+    return "\n".join(out)
 
 
 def _check_forbidden(name: str, text: str, config: LabConfig) -> None:
+    # Lines end at "\n" only, as they do for the compiler (splitlines would also break at a form feed
+    # inside a string literal, and the two versions of the file would no longer line up).
+    with_strings = code_without_comments_and_strings(text, keep_strings=True).split("\n")
     code = code_without_comments_and_strings(text)
-    for line_number, line in enumerate(code.splitlines(), start=1):
-        if re.match(r"\s*#\s*include\s*<\s*(cublas|cufft|thrust|cub)", line) and _library_forbidden(line, config):
-            raise IntakeError(f"{name}:{line_number}: this lab does not allow {line.strip()}")
+    for line_number, line in enumerate(code.split("\n"), start=1):
+        included = INCLUDE.match(with_strings[line_number - 1])
+        if included and (banned := _forbidden_header(included.group(1) or included.group(2), config)):
+            raise IntakeError(f"{name}:{line_number}: this lab does not allow {with_strings[line_number - 1].strip()} "
+                              f"(lab {config.name} does not allow {banned} in student code)")
         for word in re.findall(r"[A-Za-z_]\w*", line):
             lab_rule = next((f for f in config.forbidden if word.lower().startswith(f.lower())), None)
             if word in FORBIDDEN_EVERYWHERE or lab_rule:
@@ -122,5 +151,8 @@ def _check_forbidden(name: str, text: str, config: LabConfig) -> None:
                 raise IntakeError(f"{name}:{line_number}: uses '{word}': {why}")
 
 
-def _library_forbidden(include_line: str, config: LabConfig) -> bool:
-    return any(f.lower() in include_line.lower() for f in config.forbidden)
+def _forbidden_header(header: str, config: LabConfig) -> str | None:
+    """The forbidden word that a part of the header's path starts with (cub/cub.cuh, cublas_v2.h), if any:
+    a path through the toolkit (/usr/local/cuda/include/cub/cub.cuh) names the library as well."""
+    parts = [part.strip().lower() for part in re.split(r"[/\\]", header)]
+    return next((f for f in config.forbidden for part in parts if part.startswith(f.lower())), None)

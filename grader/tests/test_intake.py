@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.config import load_lab
 from grader.intake import IntakeError, stage
 
 
@@ -107,3 +108,35 @@ def test_lab_forbidden_library(lab01, tmp_path: Path):
     (tmp_path / "sub/vector_add.cu").write_text("#include <cublas_v2.h>\nvoid f() { cublasSgemm(0); }\n")
     with pytest.raises(IntakeError, match="vector_add.cu:1: this lab does not allow"):
         stage(tmp_path / "sub", config, tmp_path / "staged")
+
+
+@pytest.mark.parametrize("code", [
+    '#include "cub/cub.cuh"\n',
+    '#include "thrust/reduce.h"\n',
+    '  #  include </usr/local/cuda/include/cub/device/device_reduce.cuh>\n',
+    '#include "cu\\\nb/cub.cuh"\n',  # a backslash-newline joins the lines before the compiler reads the name
+], ids=["quoted cub", "quoted thrust", "toolkit path", "spliced name"])
+def test_an_include_of_a_forbidden_library_is_refused_in_either_form(tmp_path: Path, code):
+    config = load_lab("05-reduction")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/reduction.cu").write_text('#include "reduction.cuh"\n' + code)
+    with pytest.raises(IntakeError, match=r"reduction.cu:2: this lab does not allow #\s*include .* \(lab 05-reduction "
+                                          r"does not allow (cub|thrust) in student code\)"):
+        stage(tmp_path / "sub", config, tmp_path / "staged")
+
+
+def test_a_name_split_by_a_backslash_newline_is_read_as_the_compiler_reads_it(tmp_path: Path):
+    config = load_lab("05-reduction")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/reduction.cu").write_text("// one\nvoid f() {\n  c\\\nub::DeviceReduce::Sum();\n}\n")
+    with pytest.raises(IntakeError, match="reduction.cu:3: uses 'cub'"):
+        stage(tmp_path / "sub", config, tmp_path / "staged")
+
+
+def test_the_lab_header_and_a_commented_out_library_include_are_fine(tmp_path: Path):
+    config = load_lab("05-reduction")
+    (tmp_path / "sub").mkdir()
+    source = '#include "reduction.cuh"\n// #include "cub/cub.cuh" is not allowed here\n#include <cuda/std/cmath>\n'
+    (tmp_path / "sub/reduction.cu").write_text(source)
+    assert stage(tmp_path / "sub", config, tmp_path / "staged").files == ("reduction.cu",)
+
