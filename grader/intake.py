@@ -58,9 +58,13 @@ def stage(submission: Path, config: LabConfig, destination: Path) -> Staged:
     return Staged(folder=destination, files=tuple(sorted(found)))
 
 
+def _too_large(name: str, size: int) -> str:
+    return f"{name} is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a source file"
+
+
 def _decode(name: str, data: bytes) -> str:
     if len(data) > MAX_FILE_BYTES:
-        raise IntakeError(f"{name} is {len(data)} bytes, over the {MAX_FILE_BYTES}-byte limit for a source file")
+        raise IntakeError(f"{name} is over the {MAX_FILE_BYTES}-byte limit for a source file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -72,11 +76,17 @@ def _from_folder(folder: Path, config: LabConfig) -> dict[str, str]:
     for path in sorted(folder.rglob("*")):
         if path.name not in config.student_files:
             continue
-        if path.is_symlink() or not stat.S_ISREG(path.lstat().st_mode):
+        status = path.lstat()
+        if not stat.S_ISREG(status.st_mode):
             raise IntakeError(f"{path.relative_to(folder)} is a link or not a plain file; submit the file itself")
         if path.name in found:
             raise IntakeError(f"{path.name} appears more than once in the submission; keep one copy")
-        found[path.name] = _decode(path.name, path.read_bytes())
+        # The size from the file system first: a 2 GiB file (sparse, it costs its owner nothing) is refused
+        # without being read, and the read stops past the limit should the file grow in between.
+        if status.st_size > MAX_FILE_BYTES:
+            raise IntakeError(_too_large(path.name, status.st_size))
+        with path.open("rb") as source:
+            found[path.name] = _decode(path.name, source.read(MAX_FILE_BYTES + 1))
     return found
 
 
@@ -98,8 +108,10 @@ def _from_zip(archive: Path, config: LabConfig) -> dict[str, str]:
             if path.name in found:
                 raise IntakeError(f"{path.name} appears more than once in the zip; keep one copy")
             if entry.file_size > MAX_FILE_BYTES:
-                raise IntakeError(f"{path.name} is {entry.file_size} bytes, over the {MAX_FILE_BYTES}-byte limit")
-            found[path.name] = _decode(path.name, z.read(entry))
+                raise IntakeError(_too_large(path.name, entry.file_size))
+            # The size in the zip is the student's word: the read stops past the limit whatever it says.
+            with z.open(entry) as source:
+                found[path.name] = _decode(path.name, source.read(MAX_FILE_BYTES + 1))
     return found
 
 

@@ -1,10 +1,12 @@
 import os
 import stat
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from grader import audit
 from grader.config import load_lab
 from grader.intake import IntakeError, stage
 
@@ -140,3 +142,33 @@ def test_the_lab_header_and_a_commented_out_library_include_are_fine(tmp_path: P
     (tmp_path / "sub/reduction.cu").write_text(source)
     assert stage(tmp_path / "sub", config, tmp_path / "staged").files == ("reduction.cu",)
 
+
+def _never_read(monkeypatch, big: Path) -> None:
+    """Make any read of `big` fail the test: its size alone must refuse it."""
+    for method in ("open", "read_bytes", "read_text"):
+        original = getattr(Path, method)
+
+        def guarded(self, *args, _original=original, **kwargs):
+            assert Path(self) != big, f"{big.name} was read; its size should have refused it unread"
+            return _original(self, *args, **kwargs)
+        monkeypatch.setattr(Path, method, guarded)
+
+
+def test_a_huge_sparse_file_is_refused_by_its_size_without_being_read(lab01, tmp_path: Path, monkeypatch):
+    submission = tmp_path / "sub"
+    submission.mkdir()
+    big = submission / "vector_add.cu"
+    with big.open("wb") as f:
+        f.truncate(2 * 1024 ** 3)  # 2 GiB that take no disk space: reading them would take seconds and 2 GiB
+    (submission / "notes.txt").write_text("small")
+    _never_read(monkeypatch, big)
+    started = time.monotonic()
+    with pytest.raises(IntakeError, match=r"vector_add.cu is 2147483648 bytes, over the 1000000-byte limit"):
+        stage(submission, lab01, tmp_path / "staged")
+    # The refused folder's fingerprint (audit.py): the small file by its bytes, the huge one by its size.
+    files = audit.submission_files(submission)
+    assert time.monotonic() - started < 0.5
+    assert files["notes.txt"] == b"small"
+    assert b"2147483648 bytes" in files["vector_add.cu"]
+    os.utime(big, ns=(0, 1))  # a new copy of the submission: the fingerprint must change
+    assert audit.submission_files(submission)["vector_add.cu"] != files["vector_add.cu"]
