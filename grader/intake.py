@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -45,7 +46,12 @@ def stage(submission: Path, config: LabConfig, destination: Path) -> Staged:
     if submission.is_dir():
         found = _from_folder(submission, config)
     elif zipfile.is_zipfile(submission):
-        found = _from_zip(submission, config)
+        try:
+            found = _from_zip(submission, config)
+        # A damaged zip (a size or checksum that does not match its data, a cut-off file, a password, an
+        # unknown compression) is the student's to fix, not a grader problem to retry on every run.
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
+            raise IntakeError(f"the zip {submission.name} cannot be unpacked ({error}); zip the files again") from None
     else:
         raise IntakeError(f"the submission {submission.name} is neither a folder nor a .zip file")
     missing = [name for name in config.student_files if name not in found]

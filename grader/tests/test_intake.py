@@ -172,3 +172,16 @@ def test_a_huge_sparse_file_is_refused_by_its_size_without_being_read(lab01, tmp
     assert b"2147483648 bytes" in files["vector_add.cu"]
     os.utime(big, ns=(0, 1))  # a new copy of the submission: the fingerprint must change
     assert audit.submission_files(submission)["vector_add.cu"] != files["vector_add.cu"]
+
+
+def test_a_zip_that_lies_about_a_file_size_is_refused_with_a_reason(lab01, tmp_path: Path):
+    archive = tmp_path / "s.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("vector_add.cu", b"/" * 5_000_000)  # 5 MB of source in a few kilobytes
+    # The central directory, which zipfile trusts, says the file holds 10 bytes.
+    data = bytearray(archive.read_bytes())
+    entry = data.rindex(b"PK\x01\x02")
+    data[entry + 24:entry + 28] = (10).to_bytes(4, "little")
+    archive.write_bytes(bytes(data))
+    with pytest.raises(IntakeError, match="the zip s.zip cannot be unpacked"):
+        stage(archive, lab01, tmp_path / "staged")
