@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from grader.config import REPO_ROOT, LabConfig
+from grader.intake import MAX_FILE_BYTES
 from grader.proc import run_process, scrubbed_env
 
 COMMIT_FILE = REPO_ROOT / "grader" / "COMMIT"
@@ -58,9 +59,23 @@ def fingerprint(config: LabConfig, files: dict[str, bytes]) -> str:
 def submission_files(path: Path) -> dict[str, bytes]:
     """Every file of a submission as it arrived (a .zip as one file), for a fingerprint of what intake refused."""
     if path.is_file():
-        return {path.name: path.read_bytes()}
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
+        return {path.name: _content_or_stamp(path)}
+    return {str(p.relative_to(path)): _content_or_stamp(p) for p in sorted(path.rglob("*"))
             if p.is_file() and not p.is_symlink()}
+
+
+def _content_or_stamp(path: Path) -> bytes:
+    """A file's bytes, or for one over intake's size limit its size and modification time.
+
+    Intake refuses such a file unread (it may be a 2 GiB sparse file); reading it whole here, for a
+    fingerprint, would undo that. A refused result only needs to notice a new submission, and a file
+    copied in anew gets a new modification time.
+    """
+    status = path.stat()
+    if status.st_size > MAX_FILE_BYTES:
+        return f"\0over the size limit: {status.st_size} bytes, modified {status.st_mtime_ns}".encode()
+    with path.open("rb") as source:
+        return source.read(MAX_FILE_BYTES + 1)  # should it grow meanwhile: the fingerprint differs, that is all
 
 
 def near_threshold(ratio: float, config: LabConfig) -> bool:

@@ -227,7 +227,8 @@ def cmd_link_check(args: argparse.Namespace) -> int:
     libraries = [Path(p) for p in args.libraries] + linkcheck.system_libraries()
     found = linkcheck.problems([Path(p) for p in args.student], [Path(p) for p in args.instructor],
                                linkcheck.library_definitions(libraries, Path(args.cache_dir)),
-                               tuple(args.lab_libraries), tuple(args.forbidden), tuple(args.allowed_calls))
+                               tuple(args.lab_libraries), tuple(args.forbidden), tuple(args.allowed_calls),
+                               lab=args.lab)
     for problem in found:
         print(f"error: {problem}", file=sys.stderr)
     return 1 if found else 0
@@ -370,7 +371,9 @@ def parser() -> argparse.ArgumentParser:
     link.add_argument("--instructor", nargs="+", required=True, help="the tests' and harness's object files")
     link.add_argument("--libraries", nargs="*", default=[], help="libraries in the link besides the system's")
     link.add_argument("--lab-libraries", nargs="*", default=[], help="library names the lab allows (cublas, cufft)")
-    link.add_argument("--forbidden", nargs="*", default=[], help="name prefixes the lab forbids (lab.toml)")
+    link.add_argument("--lab", default="", help="the lab's name, for the messages")
+    link.add_argument("--forbidden", nargs="*", default=[], help="name prefixes the lab forbids (lab.toml); cub and "
+                      "thrust also refuse any of those libraries' code compiled into the student's objects")
     link.add_argument("--allowed-calls", nargs="*", default=[], help="further functions the lab lets student code "
                       "call (lab.toml's allowed_calls)")
     link.add_argument("--cache-dir", required=True)

@@ -16,7 +16,13 @@ that harness from inside:
 - a call to anything outside the allowed set (the CUDA runtime, the C++
   runtime, maths, console output, the lab's libraries, the harness's CUDA
   error checks): no files, processes, signals, threads, dynamic loading or raw
-  system calls; and no system-call instruction in the compiled host code.
+  system calls; and no system-call instruction in the compiled host code;
+- code from a header-only library the lab forbids (CUB, Thrust): any symbol,
+  local ones included, whose name lies in the library's namespace. The
+  compiler has already undone every spelling trick of the source (a quoted
+  include, a namespace made by token pasting), and a library's kernels leave
+  their names in the host object (nvcc's launch stubs), so what the student's
+  object defines is the one place the use cannot hide.
 
 CMake runs it before linking each lab test program (`python3 -m grader
 link-check`); a refusal is a build error that names the file, the symbol and
@@ -64,6 +70,34 @@ ALLOWED_CALLS = tuple(re.compile(p) for p in (
 ))
 # The libraries a lab may link, by the config's name, and the calls that come with them.
 LIBRARY_CALLS = {"cublas": re.compile(r"cublas\w*"), "cufft": re.compile(r"cufft\w*")}
+
+
+@dataclass(frozen=True)
+class HeaderLibrary:
+    """A header-only library a lab may forbid (lab.toml's `forbidden`), as its symbols show it."""
+    title: str  # as the handouts write it
+    namespace: str
+    # CCCL puts an inline namespace named after its version and the GPU architecture inside the
+    # library's own (cub::CUB_300001_SM_900::): it names the library even inside another namespace.
+    version_tag: str
+
+    def uses(self, mangled: str, demangled: str) -> bool:
+        """Whether a symbol belongs to the library or names one of its types."""
+        ns = re.escape(self.namespace)
+        return bool(re.search(rf"(?<![\w$]){ns}::", demangled)  # also inside template arguments
+                    # nvcc names a kernel's launch stub after the kernel's mangled name
+                    # (__device_stub__ZN3cub...), which c++filt leaves as it is.
+                    or re.search(rf"(?<![0-9]){len(self.namespace)}{ns}(?=[0-9])", mangled)
+                    or re.search(rf"(?<![A-Za-z]){self.version_tag}", mangled))
+
+
+HEADER_LIBRARIES = {
+    "cub": HeaderLibrary("CUB", "cub", r"CUB_\d+_SM_\d+"),
+    "thrust": HeaderLibrary("Thrust", "thrust", r"THRUST_\d+_SM_\d+"),
+}
+# The inline namespace named after CCCL's version: noise in a message to a student.
+VERSION_NAMESPACE = re.compile(r"\b(?:CUB|THRUST)_\d+_SM_\d+(?:_NS)?::")
+
 # Host instructions that enter the kernel directly, as objdump prints them.
 SYSTEM_CALL_INSTRUCTION = re.compile(r"\t(?:syscall|sysenter|int\s+\$0x80|svc\s+#?0x?0)\b")
 
@@ -82,9 +116,10 @@ class Symbol:
         return self.kind in "WVwvu"
 
 
-def symbols(path: Path, dynamic: bool = False) -> list[Symbol]:
-    """The external symbols of an object file, archive or (dynamic=True) shared library."""
-    command = ["nm", "-P", "-g"] + (["-D"] if dynamic else []) + [str(path)]
+def symbols(path: Path, dynamic: bool = False, local: bool = False) -> list[Symbol]:
+    """The external symbols of an object file, archive or (dynamic=True) shared library; local=True adds the
+    file's local ones (functions with internal linkage, such as CCCL's kernels)."""
+    command = ["nm", "-P"] + ([] if local else ["-g"]) + (["-D"] if dynamic else []) + [str(path)]
     _, output, _ = tool_output(command)
     found = []
     for line in output.splitlines():
@@ -124,7 +159,7 @@ def _demangle(names: list[str]) -> dict[str, str]:
 
 def problems(student: list[Path], instructor: list[Path], library_symbols: dict[str, str],
              allowed_libraries: tuple[str, ...], forbidden: tuple[str, ...] = (),
-             allowed_calls: tuple[str, ...] = ()) -> list[str]:
+             allowed_calls: tuple[str, ...] = (), lab: str = "") -> list[str]:
     """What is wrong with the student's object files, one sentence each (empty: they may be linked)."""
     instructor_defined: dict[str, Symbol] = {}
     for path in instructor:
@@ -156,8 +191,69 @@ def problems(student: list[Path], instructor: list[Path], library_symbols: dict[
             found.append((path, "", "its compiled host code makes a system call directly (inline assembly); "
                           "student code may not"))
     names = _demangle([name for _, name, _ in found if name])
-    return [f"{_source_name(path)}: '{names.get(name, name)}': {why}" if name else f"{_source_name(path)}: {why}"
-            for path, name, why in found]
+    return ([f"{_source_name(path)}: '{names.get(name, name)}': {why}" if name else f"{_source_name(path)}: {why}"
+             for path, name, why in found]
+            + [problem for path in student for problem in _forbidden_library_uses(path, forbidden, lab)])
+
+
+def _forbidden_library_uses(path: Path, forbidden: tuple[str, ...], lab: str) -> list[str]:
+    """One sentence for each forbidden header-only library whose code the object file holds."""
+    libraries = [HEADER_LIBRARIES[f.lower()] for f in forbidden if f.lower() in HEADER_LIBRARIES]
+    if not libraries:
+        return []
+    # Local symbols too: CCCL gives its kernels internal linkage, and a student's functor in an
+    # anonymous namespace does the same to every instance made with it.
+    listed = [s for s in symbols(path, local=True) if not s.name.startswith(".")]
+    names = _demangle([s.name for s in listed])
+    found = []
+    for library in libraries:
+        used = [(s, _shorten(names.get(s.name, s.name))) for s in listed
+                if library.uses(s.name, names.get(s.name, s.name))]
+        if used:
+            found.append((len(used), _forbidden_library_message(path, library, used, lab)))
+    # The library the file uses most first: CUB's headers bring a Thrust variable or two along, and
+    # the student who called cub::DeviceReduce should read about CUB first.
+    return [message for _, message in sorted(found, key=lambda f: -f[0])]
+
+
+def _forbidden_library_message(path: Path, library: HeaderLibrary, used: list[tuple[Symbol, str]], lab: str) -> str:
+    # Name the most telling symbol: a function of the library's own API (cub::DeviceReduce::Sum)
+    # before its internal kernels and guard variables, and the shortest of those.
+    mentions = re.compile(rf"(?<![\w$]){re.escape(library.namespace)}::")
+    symbol, short = min(used, key=lambda u: (not mentions.search(u[1]), "::detail::" in u[1],
+                                             u[1].startswith("guard variable"), u[0].kind not in "TtWw",
+                                             len(u[1])))
+    more = f" (and {len(used) - 1} more of {library.title}'s functions and variables)" if len(used) > 1 else ""
+    verb = {"U": "calls"}.get(symbol.kind, "instantiates" if symbol.kind in "TtWw" else "defines")
+    which = f"lab {lab}" if lab else "this lab"
+    return (f"{_source_name(path)}: '{short}': {which} does not allow {library.title} in student code, and your file "
+            f"{verb} it from {library.title}'s headers{more}, however the source spells it; write that part "
+            f"yourself (the lab's points are for your own kernels)")
+
+
+def _shorten(name: str, limit: int = 160) -> str:
+    """cub::DeviceReduce::Sum<...>(...) for the page-long name of one instance: the library's function is what
+    the student needs to see, not its template arguments or CCCL's version namespace."""
+    name = VERSION_NAMESPACE.sub("", name).replace("(anonymous namespace)", "{anonymous}")
+    name = re.sub(r"\s*\[clone [^\]]*\]", "", name)
+    kept, depth, inside = [], 0, False
+    for ch in name:
+        if ch in "<(":
+            if depth == 0:
+                kept.append(ch)
+            inside = depth > 0
+            depth += 1
+        elif ch in ">)" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                kept.append(("..." if inside else "") + ch)
+        elif depth == 0:
+            kept.append(ch)
+        else:
+            inside = True
+    short = name if depth else "".join(kept)  # unbalanced (operator<): keep the name as it is
+    short = re.sub(r"^[\w:]+ (?=[\w:~]+[<(])", "", short)  # the return type of a template function
+    return short if len(short) <= limit else short[:limit - 3] + "..."
 
 
 def _has_system_call(path: Path) -> bool:

@@ -159,8 +159,9 @@ endfunction()
 # linked with only the libraries the lab lets students use), which the judge starts and
 # calls (kit/remote.hpp). A lab that is not split links the student's code into <target>.
 # Before the link that holds student code, `grader link-check` refuses student objects that
-# would replace a library or instructor function or call outside what student code may call;
-# the instructor's objects come first in that link.
+# would replace a library or instructor function, call outside what student code may call,
+# or hold code of a header-only library the lab forbids (CUB, Thrust); the instructor's
+# objects come first in that link.
 function(kit_lab_variant lab target source_dir)
   list(TRANSFORM KIT_LAB_STUDENT_FILES PREPEND ${source_dir}/ OUTPUT_VARIABLE sources)
   set(student ${target}-student)
@@ -213,7 +214,7 @@ function(kit_lab_variant lab target source_dir)
     set(library_names ${KIT_LAB_STUDENT_LIBRARY_NAMES})
   endif()
   add_custom_command(TARGET ${holder} PRE_LINK
-    COMMAND ${Python3_EXECUTABLE} -m grader link-check --cache-dir ${CMAKE_BINARY_DIR}
+    COMMAND ${Python3_EXECUTABLE} -m grader link-check --cache-dir ${CMAKE_BINARY_DIR} --lab ${lab}
             --lab-libraries ${library_names} --student $<TARGET_OBJECTS:${student}>
             --forbidden ${KIT_LAB_FORBIDDEN} --allowed-calls ${KIT_LAB_ALLOWED_CALLS}
             --instructor ${instructor_objects} --libraries ${libraries}

@@ -1,4 +1,4 @@
-"""Grading real submissions of lab 01 through every stage: intake, a real CMake + nvcc build, run.
+"""Grading real submissions (of lab 01, and one of lab 05) through every stage: intake, a CMake + nvcc build, run.
 
 Without a GPU, a submission that compiles stops at the run stage with NoGpu;
 on a GPU machine it is graded for real.
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.config import load_lab
 from grader.grade import NoGpu, grade_submission
 from grader.tests.conftest import REPO, needs_cuda_toolchain
 
@@ -93,3 +94,53 @@ def test_a_forged_clock_is_refused_at_the_link_with_its_reason(lab01, tmp_path: 
     results = grade_submission(lab01, submission, tmp_path / "work").results
     assert results["score"] == 0
     assert "clock_gettime" in results["output"] and "libc.so.6" in results["output"]
+
+
+# CUB in lab 05, which forbids it, hidden from intake: the include's name is made by the preprocessor
+# and the namespace by token pasting, so no line of the source names the library.
+CUB_HIDDEN_FROM_INTAKE = r"""
+#define CCCL_DISABLE_NVTX
+#define CAT(a, b) a##b
+#define TEXT(x) #x
+#define HEADER(x) TEXT(x)
+#include HEADER(CAT(c, ub)/device/device_reduce.cuh)
+#include "reduction.cuh"
+
+namespace {
+template <typename T, typename Out>
+void library_sum(const T* d_in, std::int64_t n, Out* d_out) {
+  void* temp = nullptr;
+  size_t bytes = 0;
+  CAT(c, ub)::DeviceReduce::Sum(temp, bytes, d_in, d_out, n);
+  cudaMalloc(&temp, bytes);
+  CAT(c, ub)::DeviceReduce::Sum(temp, bytes, d_in, d_out, n);
+  cudaFree(temp);
+}
+}  // namespace
+
+void launch_reduce_interleaved(const float* d_in, std::int64_t n, float* d_sum, float*) { library_sum(d_in, n, d_sum); }
+void launch_reduce_sequential(const float* d_in, std::int64_t n, float* d_sum, float*) { library_sum(d_in, n, d_sum); }
+void launch_reduce_grid_stride(const float* d_in, std::int64_t n, float* d_sum, float*) { library_sum(d_in, n, d_sum); }
+void launch_reduce_warp_shuffle(const float* in, std::int64_t n, float* d_sum, float*) { library_sum(in, n, d_sum); }
+long long sum_ints(const int* d_in, std::int64_t n) {
+  long long* d_out = nullptr;
+  long long total = 0;
+  cudaMalloc(&d_out, sizeof(long long));
+  library_sum(d_in, n, d_out);
+  cudaMemcpy(&total, d_out, sizeof(long long), cudaMemcpyDeviceToHost);
+  cudaFree(d_out);
+  return total;
+}
+"""
+
+
+@needs_cuda_toolchain()
+def test_a_forbidden_library_hidden_from_intake_is_refused_at_the_link(tmp_path: Path):
+    submission = tmp_path / "submission-in"
+    submission.mkdir()
+    (submission / "reduction.cu").write_text(CUB_HIDDEN_FROM_INTAKE)
+    results = grade_submission(load_lab("05-reduction"), submission, tmp_path / "work").results
+    assert results["score"] == 0
+    assert "did not compile" in results["output"], results["output"]  # intake let it through; the link did not
+    assert ("reduction.cu: 'cub::DeviceReduce::Sum<...>(...)': lab 05-reduction does not allow CUB"
+            in results["output"]), results["output"]

@@ -1,10 +1,13 @@
 import os
 import stat
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from grader import audit
+from grader.config import load_lab
 from grader.intake import IntakeError, stage
 
 
@@ -107,3 +110,78 @@ def test_lab_forbidden_library(lab01, tmp_path: Path):
     (tmp_path / "sub/vector_add.cu").write_text("#include <cublas_v2.h>\nvoid f() { cublasSgemm(0); }\n")
     with pytest.raises(IntakeError, match="vector_add.cu:1: this lab does not allow"):
         stage(tmp_path / "sub", config, tmp_path / "staged")
+
+
+@pytest.mark.parametrize("code", [
+    '#include "cub/cub.cuh"\n',
+    '#include "thrust/reduce.h"\n',
+    '  #  include </usr/local/cuda/include/cub/device/device_reduce.cuh>\n',
+    '#include "cu\\\nb/cub.cuh"\n',  # a backslash-newline joins the lines before the compiler reads the name
+], ids=["quoted cub", "quoted thrust", "toolkit path", "spliced name"])
+def test_an_include_of_a_forbidden_library_is_refused_in_either_form(tmp_path: Path, code):
+    config = load_lab("05-reduction")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/reduction.cu").write_text('#include "reduction.cuh"\n' + code)
+    with pytest.raises(IntakeError, match=r"reduction.cu:2: this lab does not allow #\s*include .* \(lab 05-reduction "
+                                          r"does not allow (cub|thrust) in student code\)"):
+        stage(tmp_path / "sub", config, tmp_path / "staged")
+
+
+def test_a_name_split_by_a_backslash_newline_is_read_as_the_compiler_reads_it(tmp_path: Path):
+    config = load_lab("05-reduction")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/reduction.cu").write_text("// one\nvoid f() {\n  c\\\nub::DeviceReduce::Sum();\n}\n")
+    with pytest.raises(IntakeError, match="reduction.cu:3: uses 'cub'"):
+        stage(tmp_path / "sub", config, tmp_path / "staged")
+
+
+def test_the_lab_header_and_a_commented_out_library_include_are_fine(tmp_path: Path):
+    config = load_lab("05-reduction")
+    (tmp_path / "sub").mkdir()
+    source = '#include "reduction.cuh"\n// #include "cub/cub.cuh" is not allowed here\n#include <cuda/std/cmath>\n'
+    (tmp_path / "sub/reduction.cu").write_text(source)
+    assert stage(tmp_path / "sub", config, tmp_path / "staged").files == ("reduction.cu",)
+
+
+def _never_read(monkeypatch, big: Path) -> None:
+    """Make any read of `big` fail the test: its size alone must refuse it."""
+    for method in ("open", "read_bytes", "read_text"):
+        original = getattr(Path, method)
+
+        def guarded(self, *args, _original=original, **kwargs):
+            assert Path(self) != big, f"{big.name} was read; its size should have refused it unread"
+            return _original(self, *args, **kwargs)
+        monkeypatch.setattr(Path, method, guarded)
+
+
+def test_a_huge_sparse_file_is_refused_by_its_size_without_being_read(lab01, tmp_path: Path, monkeypatch):
+    submission = tmp_path / "sub"
+    submission.mkdir()
+    big = submission / "vector_add.cu"
+    with big.open("wb") as f:
+        f.truncate(2 * 1024 ** 3)  # 2 GiB that take no disk space: reading them would take seconds and 2 GiB
+    (submission / "notes.txt").write_text("small")
+    _never_read(monkeypatch, big)
+    started = time.monotonic()
+    with pytest.raises(IntakeError, match=r"vector_add.cu is 2147483648 bytes, over the 1000000-byte limit"):
+        stage(submission, lab01, tmp_path / "staged")
+    # The refused folder's fingerprint (audit.py): the small file by its bytes, the huge one by its size.
+    files = audit.submission_files(submission)
+    assert time.monotonic() - started < 0.5
+    assert files["notes.txt"] == b"small"
+    assert b"2147483648 bytes" in files["vector_add.cu"]
+    os.utime(big, ns=(0, 1))  # a new copy of the submission: the fingerprint must change
+    assert audit.submission_files(submission)["vector_add.cu"] != files["vector_add.cu"]
+
+
+def test_a_zip_that_lies_about_a_file_size_is_refused_with_a_reason(lab01, tmp_path: Path):
+    archive = tmp_path / "s.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("vector_add.cu", b"/" * 5_000_000)  # 5 MB of source in a few kilobytes
+    # The central directory, which zipfile trusts, says the file holds 10 bytes.
+    data = bytearray(archive.read_bytes())
+    entry = data.rindex(b"PK\x01\x02")
+    data[entry + 24:entry + 28] = (10).to_bytes(4, "little")
+    archive.write_bytes(bytes(data))
+    with pytest.raises(IntakeError, match="the zip s.zip cannot be unpacked"):
+        stage(archive, lab01, tmp_path / "staged")
