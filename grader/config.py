@@ -105,6 +105,12 @@ class LabConfig:
         return tuple(dict.fromkeys(p.case for p in self.perf))
 
     @property
+    def student_libraries(self) -> tuple[str, ...]:
+        """The CUDA libraries student code may use: those the tests link, less those it is forbidden. A sandbox
+        around student code alone shows it no other (sandbox.library_files_to_hide)."""
+        return tuple(name for name in self.libraries if name not in self.forbidden)
+
+    @property
     def all_case_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tests) + self.timing_cases
 

@@ -49,6 +49,21 @@ def seed_for(config: LabConfig) -> int | None:
     return config.grading_seed
 
 
+# A secret number shorter than this is not searched for in text: it would hit counts and sizes in ordinary
+# messages (release.py draws the same line). A secret seed that small could be found by trying them all anyway.
+MIN_HIDDEN_NUMBER = 1000
+
+
+def secret_numbers(config: LabConfig) -> tuple[int, ...]:
+    """Numbers no student may read: the grading seed, unless it is the lab's public one. With it and the
+    harness's public generators, anyone could make every hidden test's inputs. The harness never prints it
+    (kit::seed_text()); finish() hides it all the same from whatever text a test, a crash or a sanitizer adds."""
+    seed = seed_for(config)
+    if seed is None or seed == config.params.get("seed") or seed < MIN_HIDDEN_NUMBER:
+        return ()
+    return (seed,)
+
+
 def needs_gpu_alone(config: LabConfig, case: str) -> bool:
     """Timing cases, and tests marked serial (they read device-wide free memory), run with nothing beside them."""
     return case in config.timing_cases or any(t.name == case and t.serial for t in config.tests)
@@ -209,6 +224,12 @@ def all_zero(config: LabConfig, message: str) -> list[Scored]:
 
 
 def _extra(config: LabConfig, evaluation: Evaluation | None, reference: Evaluation | None) -> dict:
+    # The audit trail, in results.json's extra_data: Gradescope stores it for the course staff and shows a
+    # student only the output fields (report.student_visible), so the secret seed may stay here for a
+    # regrade. It also reaches the next run of the same student's submission, in Gradescope's
+    # /autograder/submission_metadata.json (previous_submissions), which the OS sandbox keeps from student
+    # code when it runs (grader/sandbox.py shows it none of /autograder). Give students their results through
+    # Gradescope, never graded/<student>/results.json itself.
     extra: dict = {"lab": config.name, "max_points": config.max_points,
                    "seed": seed_for(config) if seed_for(config) is not None else config.params.get("seed"),
                    "grader_commit": audit.grader_commit()}
@@ -224,6 +245,7 @@ def _extra(config: LabConfig, evaluation: Evaluation | None, reference: Evaluati
 def finish(config: LabConfig, items: list[Scored], output: str, started: float,
            evaluation: Evaluation | None = None, reference: Evaluation | None = None) -> Graded:
     title = f"{config.name}: {config.title}"
+    items, output = report.without_secrets(items, output, secret_numbers(config))
     results = report.gradescope_results(items, output, time.monotonic() - started,
                                         _extra(config, evaluation, reference))
     return Graded(items=items, results=results, table=report.table(title, items))

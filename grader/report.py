@@ -3,10 +3,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from grader.score import Scored
+
+# What stands where a secret number was.
+NOT_SHOWN = "[not shown]"
 
 
 def total(items: list[Scored]) -> tuple[float, float]:
@@ -28,7 +34,38 @@ def table(title: str, items: list[Scored]) -> str:
     return "\n".join(lines)
 
 
+def hide_numbers(text: str, numbers: Iterable[int]) -> str:
+    """`text` with each of `numbers`, where it stands as a whole number (not digits inside a longer number or
+    a name), replaced by NOT_SHOWN."""
+    for number in numbers:
+        text = re.sub(rf"(?<![\w.]){number}(?!\w|\.\d)", NOT_SHOWN, text)
+    return text
+
+
+def without_secrets(items: list[Scored], output: str, secrets: Iterable[int]) -> tuple[list[Scored], str]:
+    """The items and the submission's output with every secret number hidden (hide_numbers): all a student
+    may read of a grading comes from these."""
+    secrets = tuple(secrets)
+    if not secrets:
+        return items, output
+    # Names stay as the config wrote them (the gradebook's columns): a test's output is where text a run made goes.
+    return [replace(i, output=hide_numbers(i.output, secrets)) for i in items], hide_numbers(output, secrets)
+
+
+def student_visible(results: dict) -> list[str]:
+    """Every text of a results.json that Gradescope shows a student: the submission's output and each test's
+    name and output, hidden tests' too (their visibility only delays them). Not shown to students: the
+    grader's stdout ("stdout_visibility": "hidden") and extra_data, which Gradescope stores for the course
+    staff (https://gradescope-autograders.readthedocs.io/en/latest/specs/: output meant for students
+    "must be explicitly put in the JSON 'output' field")."""
+    texts = [str(results.get("output", ""))]
+    for test in results.get("tests", []):
+        texts += [str(test.get("name", "")), str(test.get("output", ""))]
+    return texts
+
+
 def gradescope_results(items: list[Scored], output: str, seconds: float, extra: dict) -> dict:
+    """results.json; `extra` (the audit trail) goes to extra_data, which students do not see (student_visible)."""
     score, _ = total(items)
     return {
         "score": round(score, 2),

@@ -15,6 +15,12 @@ process cap to root, and a process that is not root outside its namespace has
 nothing to gain from leaving it. Its writable folders are handed to that user
 first.
 
+A sandbox may also hide files of the system: the CUDA math libraries a lab
+does not allow student code (library_files_to_hide), each covered so that
+neither the dynamic loader nor a read finds anything there. That is for a
+process that runs student code alone: a lab's test program links the
+libraries its tests use, forbidden to student code or not.
+
 The policy is set once per grader run (`use`); `proc.run_process` asks
 `prepare` and `wrap` for the command line. Where bubblewrap cannot run (not
 installed, or user namespaces are off), grading untrusted code is refused
@@ -23,10 +29,14 @@ unless the TA asked for it without a sandbox, loudly.
 from __future__ import annotations
 
 import functools
+import glob
 import os
+import re
 import shutil
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 # System folders a compiler or a CUDA program needs, read-only. /usr holds the
@@ -35,6 +45,29 @@ SYSTEM_PATHS = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib
 GPU_DEVICE_GLOBS = ("nvidia*", "nvidia-caps", "dri")
 PRIVATE_TMP_BYTES = 1 << 30
 UNPRIVILEGED_ID = 65534  # nobody, nogroup
+
+# The CUDA math libraries, by the name a lab's config gives them ("cublas"), each with the stems of the files
+# it needs (lib<stem>.so, lib<stem>.so.13, lib<stem>_static.a, ...): cuBLAS loads cuBLASLt, cuSOLVER loads
+# cuBLAS and cuSPARSE, and the FFTW and BLAS interfaces load the library behind them. A stem may be a pattern.
+CUDA_MATH_LIBRARIES: dict[str, tuple[str, ...]] = {
+    "cublas": ("cublas", "cublasLt"),
+    "cufft": ("cufft",),
+    "cufftw": ("cufftw", "cufft"),
+    "curand": ("curand",),
+    "cusparse": ("cusparse",),
+    "cusolver": ("cusolver", "cusolverMg", "cublas", "cublasLt", "cusparse"),
+    "nvblas": ("nvblas", "cublas", "cublasLt"),
+    "nvjpeg": ("nvjpeg",),
+    "npp": ("npp*",),  # NPP comes in parts: nppc, nppial, nppicc, ...
+}
+# Where a CUDA toolkit keeps its libraries (each with a stubs/ folder for linking), here or in NVIDIA's
+# Python wheels; the dynamic loader's cache and $LD_LIBRARY_PATH add the folders of a packaged toolkit
+# (Debian's, in /usr/lib/x86_64-linux-gnu).
+CUDA_LIBRARY_FOLDERS = ("/usr/local/cuda*/lib64", "/usr/local/cuda*/lib", "/usr/local/cuda*/targets/*/lib",
+                        "/opt/cuda*/lib64", "/opt/nvidia/hpc_sdk/*/*/math_libs/*/lib64",
+                        "/usr/lib/python3*/*-packages/nvidia/*/lib", "/usr/local/lib/python3*/*-packages/nvidia/*/lib")
+# lib<stem> followed by a shared object's or an archive's ending: libcublas.so.13.0.2, libcufft_static.a.
+LIBRARY_FILE = re.compile(r"^lib([A-Za-z]+)(?:[._-][\w.-]*)?$")
 
 
 class SandboxUnavailable(Exception):
@@ -72,6 +105,9 @@ class Spec:
     gpu: bool = False  # the GPU's device files
     limits: Limits | None = None
     chdir: Path | None = None  # where it starts (default: where the grader is, if it can see that)
+    # Files and folders of the system covered up: a file by an unreadable device node, a folder by an empty
+    # one (e.g. library_files_to_hide's). They stay in the loader's cache, which then leads nowhere.
+    hidden: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -186,6 +222,8 @@ def _command(command: list[str], spec: Spec, mode: str) -> list[str]:
         args += ["--ro-bind", str(path), str(path)]
     for path in spec.writable:
         args += ["--bind", str(path), str(path)]
+    for path in spec.hidden:  # last: a mount covers only what was mounted before it
+        args += _cover(Path(path))
     if spec.chdir is not None:
         args += ["--chdir", str(spec.chdir)]
     args.append("--")
@@ -200,6 +238,84 @@ def _system_bind(path: Path) -> list[str]:
     if path.is_dir():
         return ["--ro-bind", str(path), str(path)]
     return []
+
+
+def _cover(path: Path) -> list[str]:
+    """bwrap's arguments that cover `path`: a folder by an empty read-only one, a file by /dev/null, which bwrap
+    binds without device access (nodev), so that opening it fails and its size reads 0. A bind follows
+    symbolic links, so covering a library's file covers every link to it."""
+    if path.is_dir():
+        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+    if path.exists():
+        return ["--ro-bind", "/dev/null", str(path)]
+    return []  # nothing there to hide
+
+
+def library_files_to_hide(allowed: Iterable[str], folders: Iterable[Path] | None = None) -> tuple[Path, ...]:
+    """Every file of every CUDA math library (CUDA_MATH_LIBRARIES) that `allowed` (names as a lab's config
+    gives them) does not need, in `folders` and their stubs/ (by default: the toolkit's library folders and
+    every folder where the dynamic loader finds one of these libraries): shared objects under every version
+    of their name, static archives and stubs, each as the file its links end at, for Spec.hidden."""
+    unknown = set(allowed) - set(CUDA_MATH_LIBRARIES)
+    if unknown:
+        raise ValueError(f"unknown CUDA libraries {sorted(unknown)} (known: {sorted(CUDA_MATH_LIBRARIES)})")
+    kept = {stem for name in allowed for stem in CUDA_MATH_LIBRARIES[name]}
+    hidden = {stem for stems in CUDA_MATH_LIBRARIES.values() for stem in stems} - kept
+
+    def hides(file_name: str) -> bool:
+        match = LIBRARY_FILE.match(file_name)
+        if match is None or not (".so" in file_name or file_name.endswith(".a")):
+            return False
+        stem = match.group(1)
+        return (any(fnmatchcase(stem, pattern) for pattern in hidden)
+                and not any(fnmatchcase(stem, pattern) for pattern in kept))
+
+    found: set[Path] = set()
+    for folder in (cuda_library_folders() if folders is None else folders):
+        for place in (Path(folder), Path(folder) / "stubs"):
+            try:
+                entries = list(place.iterdir())
+            except OSError:
+                continue
+            for entry in entries:
+                if hides(entry.name) and (target := entry.resolve()).is_file():
+                    found.add(target)
+    return tuple(sorted(found))
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_library_folders() -> tuple[Path, ...]:
+    """The folders that may hold a CUDA math library: CUDA_LIBRARY_FOLDERS, $CUDA_HOME's, $LD_LIBRARY_PATH's,
+    the one beside nvcc, and every folder of the dynamic loader's cache (`ldconfig -p`) that holds one."""
+    patterns = list(CUDA_LIBRARY_FOLDERS)
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        if home := os.environ.get(variable):
+            patterns += [f"{home}/lib64", f"{home}/lib"]
+    patterns += [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
+    if nvcc := shutil.which("nvcc"):
+        patterns.append(str(Path(nvcc).resolve().parent.parent / "lib64"))
+    folders = [Path(p) for pattern in patterns for p in glob.glob(pattern)]
+    folders += _loader_cache_folders()
+    return tuple(dict.fromkeys(f.resolve() for f in folders if f.is_dir()))
+
+
+def _loader_cache_folders() -> list[Path]:
+    """The folders in which the dynamic loader's cache has a CUDA math library."""
+    ldconfig = shutil.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig")
+                                                 if os.access(p, os.X_OK)), None)
+    if ldconfig is None:
+        return []
+    from grader.proc import tool_output  # proc wraps commands with this module: import it late
+
+    code, listing, _ = tool_output([ldconfig, "-p"], timeout_s=30)
+    stems = {stem for stems in CUDA_MATH_LIBRARIES.values() for stem in stems}
+    folders = []
+    for line in listing.splitlines() if code == 0 else []:
+        name, _, path = line.strip().partition(" => ")
+        match = LIBRARY_FILE.match(name.split(" ")[0])
+        if path and match and any(fnmatchcase(match.group(1), stem) for stem in stems):
+            folders.append(Path(path).parent)
+    return folders
 
 
 def _gpu_devices() -> list[Path]:

@@ -182,3 +182,148 @@ def test_compiler_launcher_compiles_in_the_sandbox(tmp_path: Path):
     assert compile_("ok.cpp").returncode == 0 and (out / "ok.cpp.o").is_file()
     peek = compile_("peek.cpp")
     assert peek.returncode != 0 and "271828" not in peek.stderr
+
+
+# The CUDA math libraries a lab does not allow: the sandbox of student code covers them, so that neither the
+# dynamic loader (by name, or by path) nor a read finds them, while an allowed library stays usable.
+CUDA_LIBRARIES = Path("/usr/local/cuda/lib64")
+
+
+def make_library(folder: Path, name: str, links: tuple[str, ...] = ()) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(b"\x7fELF" + name.encode())
+    for link in links:
+        (folder / link).symlink_to(name)
+    return (folder / name).resolve()
+
+
+def test_every_file_of_a_library_not_allowed_is_found(tmp_path: Path):
+    """Versioned names, links (to another folder too), static archives and stubs; not the CUDA runtime."""
+    lib = tmp_path / "cuda/lib64"
+    cublas = make_library(lib, "libcublas.so.13.0.2.14", ("libcublas.so.13", "libcublas.so"))
+    cublas_lt = make_library(lib, "libcublasLt.so.13", ("libcublasLt.so",))
+    cublas_static = make_library(lib, "libcublas_static.a")
+    cublas_stub = make_library(lib / "stubs", "libcublas.so")
+    cufft = make_library(lib, "libcufft.so.12", ("libcufft.so",))
+    cufftw = make_library(lib, "libcufftw.so.12")
+    cufft_static = make_library(lib, "libcufft_static_nocallback.a")
+    npp = make_library(lib, "libnppial.so.13", ("libnppial.so",))
+    nvjpeg = make_library(lib, "libnvjpeg.so.13")
+    cusparse = make_library(tmp_path / "elsewhere", "libcusparse.so.12.6")
+    (lib / "libcusparse.so.12").symlink_to(cusparse)
+    make_library(lib, "libcudart.so.13", ("libcudart.so",))
+    make_library(lib, "libcublas.txt")
+
+    every = {cublas, cublas_lt, cublas_static, cublas_stub, cufft, cufftw, cufft_static, npp, nvjpeg, cusparse}
+    assert set(sandbox.library_files_to_hide(set(), [lib])) == every
+    assert set(sandbox.library_files_to_hide({"cufft"}, [lib])) == every - {cufft, cufft_static}
+    # cuBLAS loads cuBLASLt: allowing one keeps both.
+    assert set(sandbox.library_files_to_hide({"cublas"}, [lib])) == every - {cublas, cublas_lt, cublas_static,
+                                                                             cublas_stub}
+    with pytest.raises(ValueError, match="cublass"):
+        sandbox.library_files_to_hide({"cublass"}, [lib])
+
+
+def test_hidden_paths_are_covered_after_the_system_binds(tmp_path: Path):
+    folder = tmp_path / "hidden-folder"
+    folder.mkdir()
+    library = make_library(tmp_path, "libcublas.so.13")
+    args = sandbox._command(["true"], sandbox.Spec(writable=(), hidden=(library, folder, tmp_path / "gone")), "plain")
+    last_system_bind = max(i for i, a in enumerate(args) if a in sandbox.SYSTEM_PATHS)
+    assert args.index(str(library)) > last_system_bind and args[args.index(str(library)) - 1] == "/dev/null"
+    assert args[args.index(str(folder)) - 1] == "--tmpfs"
+    assert str(tmp_path / "gone") not in args
+
+    # For real: a folder and a file inside what the sandbox shows, covered.
+    tree = tmp_path / "tree"
+    make_library(tree / "private", "libcufft.so.12")
+    make_library(tree, "libcurand.so.10")
+    make_library(tree, "libcudart.so.13")
+    work = tmp_path / "work"
+    work.mkdir()
+    spec = sandbox.Spec(writable=(work,), readable=(tree,), hidden=(tree / "private", tree / "libcurand.so.10"))
+    result = run_process(["/usr/bin/python3", "-c", f"""
+import os
+print("LISTED", sorted(os.listdir({str(tree / "private")!r})))
+for name in ("libcurand.so.10", "libcudart.so.13"):
+    try:
+        print("READ", name, open(os.path.join({str(tree)!r}, name), "rb").read())
+    except OSError as error:
+        print("NOT READ", name, type(error).__name__)
+"""], cwd=work, env=scrubbed_env(work), timeout_s=20, confined=spec)
+    assert "LISTED []" in result.output and "NOT READ libcurand.so.10 PermissionError" in result.output
+    assert "READ libcudart.so.13 b'\\x7fELFlibcudart.so.13'" in result.output, result.output
+
+
+def run_python(tmp_path: Path, code: str, hidden: tuple[Path, ...]):
+    """`python3 -c code` as student code would run: its own folder, the system's libraries, `hidden` covered."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    spec = sandbox.Spec(writable=(work,), hidden=hidden,
+                        limits=sandbox.Limits(memory_bytes=4 << 30, processes=32, file_bytes=1 << 20))
+    return run_process(["/usr/bin/python3", "-c", code], cwd=work, env=scrubbed_env(work), timeout_s=60,
+                       confined=spec)
+
+
+PROBE = """
+import ctypes, os
+for name in {names!r}:
+    try:
+        ctypes.CDLL(name)
+        print("LOADED", name)
+    except OSError as error:
+        print("NOT LOADED", name, error)
+for path in {paths!r}:
+    try:
+        with open(path, "rb") as file:
+            print("READ", path, file.read(4), os.path.getsize(path))
+    except OSError as error:
+        print("NOT READ", path, error, os.path.getsize(path) if os.path.exists(path) else None)
+"""
+
+
+@pytest.mark.skipif(not (CUDA_LIBRARIES / "libcublas.so").exists() or not (CUDA_LIBRARIES / "libcufft.so").exists(),
+                    reason=f"needs the CUDA toolkit's cuBLAS and cuFFT in {CUDA_LIBRARIES}")
+def test_a_library_the_lab_forbids_can_be_neither_loaded_nor_read(tmp_path: Path, lab_configs):
+    cublas = (CUDA_LIBRARIES / "libcublas.so").resolve()
+    cufft = (CUDA_LIBRARIES / "libcufft.so").resolve()
+    names = ["libcublas.so", cublas.name, "libcublasLt.so", str(CUDA_LIBRARIES / "libcublas.so"), str(cublas),
+             "libcufft.so"]
+    probe = PROBE.format(names=names, paths=[str(cublas), str(CUDA_LIBRARIES / "libcublas.so"), str(cufft)])
+
+    # Lab 08: the tests link cuFFT, and student code may use it (it must); cuBLAS is no part of the lab.
+    allowed = set(lab_configs["08-streams"].student_libraries)
+    assert allowed == {"cufft"}
+    hidden = sandbox.library_files_to_hide(allowed)
+    assert cublas in hidden and cufft not in hidden
+    result = run_python(tmp_path, probe, hidden)
+    assert result.ok, result.output
+    for name in names[:-1]:
+        assert f"NOT LOADED {name} " in result.output, result.output
+    assert f"NOT READ {cublas} " in result.output and f"NOT READ {CUDA_LIBRARIES / 'libcublas.so'} " in result.output
+    assert str(cublas.stat().st_size) not in result.output  # its size is not to be had either
+    assert "LOADED libcufft.so" in result.output and f"READ {cufft} b'\\x7fELF' {cufft.stat().st_size}" in result.output
+
+    # Without the cover the very same probe finds cuBLAS: the test above is not vacuous.
+    plain = run_python(tmp_path, probe.replace(repr(names), repr(["libcufft.so"])), ())
+    assert f"READ {cublas} b'\\x7fELF' {cublas.stat().st_size}" in plain.output, plain.output
+
+
+@pytest.mark.skipif(not (CUDA_LIBRARIES / "libcublasLt.so").exists(),
+                    reason=f"needs the CUDA toolkit's cuBLAS in {CUDA_LIBRARIES}")
+def test_a_lab_that_forbids_its_yardstick_hides_it_and_one_that_allows_it_does_not(tmp_path: Path, lab_configs):
+    """Lab 03 links cuBLAS for its tests and forbids it to student code; lab 12's student code calls it."""
+    cublas, cublas_lt = ((CUDA_LIBRARIES / n).resolve() for n in ("libcublas.so", "libcublasLt.so"))
+    assert lab_configs["03-matmul"].student_libraries == ()
+    assert {cublas, cublas_lt} <= set(sandbox.library_files_to_hide(lab_configs["03-matmul"].student_libraries))
+    shown = sandbox.library_files_to_hide(lab_configs["12-libraries"].student_libraries)
+    assert cublas not in shown and cublas_lt not in shown
+    probe = PROBE.format(names=[], paths=[str(cublas), str(cublas_lt)])
+    result = run_python(tmp_path, probe, shown)
+    assert f"READ {cublas} b'\\x7fELF'" in result.output and f"READ {cublas_lt} b'\\x7fELF'" in result.output
+
+
+@pytest.fixture
+def lab_configs():
+    from grader.config import load_lab
+    return {lab: load_lab(lab) for lab in ("03-matmul", "08-streams", "12-libraries")}

@@ -17,7 +17,7 @@ std::string where(std::size_t index, std::size_t row_length) {
 
 std::string MismatchLog::message(const std::string& what, const CaseContext& context) const {
   std::ostringstream message;
-  message << "Wrong " << what << " for input: " << context.input << " (seed " << run_seed() << ").\n";
+  message << "Wrong " << what << " for input: " << context.input << " (" << seed_text() << ").\n";
   if (sampled_from_ > 0)
     message << count_ << " of the " << total_ << " elements checked (at positions drawn at random from all "
             << sampled_from_ << ") are wrong";

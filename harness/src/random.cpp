@@ -46,6 +46,20 @@ std::uint64_t run_seed() {
   return static_cast<std::uint64_t>(param_int("seed"));
 }
 
+bool seed_is_public() {
+  const char* seed = std::getenv("KIT_SEED");
+  if (seed == nullptr) return true;
+  try {
+    return has_param("seed") && run_seed() == static_cast<std::uint64_t>(param_int("seed"));
+  } catch (const std::exception&) {
+    return false;  // an unreadable public seed proves nothing: keep the one in force hidden
+  }
+}
+
+std::string seed_text() {
+  return seed_is_public() ? "seed " + std::to_string(run_seed()) : "the grading seed, not shown";
+}
+
 Rng Rng::for_case(const std::string& stream) {
   return Rng(detail::mix(run_seed() ^ hash_text(current_case_name() + "/" + stream)));
 }

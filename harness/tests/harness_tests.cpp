@@ -42,6 +42,31 @@ std::pair<double, double> plain_dot(const kit::MatmulInputs& in, int row, int co
   return {value, magnitude};
 }
 
+// Sets $KIT_SEED for one scope, as the grader does for a whole run (nullptr: unset), and puts back what was there.
+class SeedInEnvironment {
+ public:
+  explicit SeedInEnvironment(const char* seed) {
+    if (const char* before = std::getenv("KIT_SEED")) {
+      before_ = before;
+      had_ = true;
+    }
+    set(seed);
+  }
+  ~SeedInEnvironment() { set(had_ ? before_.c_str() : nullptr); }
+  SeedInEnvironment(const SeedInEnvironment&) = delete;
+  SeedInEnvironment& operator=(const SeedInEnvironment&) = delete;
+
+ private:
+  static void set(const char* seed) {
+    if (seed != nullptr)
+      setenv("KIT_SEED", seed, 1);
+    else
+      unsetenv("KIT_SEED");
+  }
+  std::string before_;
+  bool had_ = false;
+};
+
 }  // namespace
 
 TEST_CASE("harness: poison is NaN for floats and an unlikely pattern for integers" * KIT_CPU_ONLY) {
@@ -122,6 +147,32 @@ TEST_CASE("harness: a mismatch report names the input, the seed, the count and t
   CHECK(contains(text, "(row 0, col 2): 3, 3.5"));
   CHECK(contains(text, "(row 1, col 3): 8, never written (poison)"));
   CHECK(contains(text, "Look at: scale_kernel in picture.cu"));
+}
+
+// A student reads every failure message, and with the grader's seed (its $KIT_SEED) and the public generators
+// could make every hidden test's inputs; the public seed (params.txt's 11 here) helps them find their bug.
+TEST_CASE("harness: a failure message shows the public seed, never the grader's" * KIT_CPU_ONLY) {
+  const auto log = log_of({1, 2, 5}, {1, 2, 3}, 1e-6);
+  const auto message = [&] { return log.message("result", {"n = 3", ""}); };
+  {
+    const SeedInEnvironment unset(nullptr);
+    CHECK(kit::seed_is_public());
+    CHECK(kit::seed_text() == "seed 11");
+    CHECK(contains(message(), "Wrong result for input: n = 3 (seed 11)."));
+  }
+  {
+    const SeedInEnvironment same_as_public("11");
+    CHECK(kit::seed_is_public());
+    CHECK(contains(message(), "(seed 11)"));
+  }
+  {
+    const SeedInEnvironment grading("314159");
+    CHECK(kit::run_seed() == 314159);  // the inputs still come from it
+    CHECK_FALSE(kit::seed_is_public());
+    CHECK(contains(message(), "Wrong result for input: n = 3 (the grading seed, not shown)."));
+    CHECK_FALSE(contains(message(), "314159"));
+    CHECK_FALSE(contains(kit::seed_text(), "314159"));
+  }
 }
 
 TEST_CASE("harness: an output never written at all is called out" * KIT_CPU_ONLY) {

@@ -1,8 +1,9 @@
 // Comparing a submission's output with a CPU reference.
 //
 // Every check reports through doctest (the run goes on), and a failure message
-// says what input failed, the seed, how many elements are wrong, the first few
-// as (index, expected, got), and where the student should look.
+// says what input failed, the seed (the public one only: seed_text()), how many
+// elements are wrong, the first few as (index, expected, got), and where the
+// student should look.
 #pragma once
 
 #include <cmath>
@@ -57,7 +58,8 @@ class MismatchLog {
   }
   bool ok() const { return count_ == 0; }
   std::size_t count() const { return count_; }
-  // What the student reads: the input, the seed, how many are wrong and why, the first few.
+  // What the student reads: the input, the seed (seed_text(), so never the grader's), how many are wrong and
+  // why, the first few.
   std::string message(const std::string& what, const CaseContext& context) const;
   // Reports a failure to doctest when anything mismatched; returns ok().
   bool report(const std::string& what, const CaseContext& context) const;

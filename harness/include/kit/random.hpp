@@ -3,7 +3,9 @@
 // Every test case draws from its own stream, derived from the run's seed and
 // the test case's name, so a case gets the same inputs whether it runs alone or
 // with the others. The run's seed is $KIT_SEED if set (the grader passes a secret
-// one), else the lab's `seed` parameter; failure messages print it.
+// one), else the lab's `seed` parameter. Failure messages name it through
+// seed_text(), which shows the public seed only: with the secret one and these
+// generators, anyone could make every hidden test's inputs.
 //
 // The numbers are counter-based: element i depends only on the seed and i. So
 // large inputs are made on every core at once, and the GPU can write the very
@@ -26,6 +28,12 @@
 namespace kit {
 
 std::uint64_t run_seed();
+// Whether the seed in force is the lab's public one: $KIT_SEED unset, or equal to the lab's `seed`
+// parameter. Anything else (the grader's secret seed, or a lab without a public seed) is not shown.
+bool seed_is_public();
+// The seed as a message names it: "seed 2026" for the public one, else a phrase that does not show it.
+// Every message a student may read names the seed this way, never through run_seed().
+std::string seed_text();
 
 class Rng {
  public:

@@ -223,7 +223,7 @@ inline bool check_float_scan_sampled(int n, Kind kind, const std::string& input,
   const std::size_t unwritten = kit::count_unwritten(kit::Output::device("out", d_out.data(), count));
   CHECK_MESSAGE(unwritten == 0,
                 "Wrong result for input: "
-                    << what << " (seed " << kit::run_seed() << ").\n"
+                    << what << " (" << kit::seed_text() << ").\n"
                     << unwritten << " of the " << count << " elements of out were never written "
                     << "(they still hold the poison the test put there before the call).\nLook at: " << kLookAtScan);
   const bool right = expect_float_scan_sampled(d_out.data(), count, kind, rng, {what, kLookAtScan});

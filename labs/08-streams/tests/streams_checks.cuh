@@ -356,7 +356,7 @@ class Dataset {
     const bool late =
         std::any_of(last_at_return.begin(), last_at_return.end(), [](float v) { return kit::is_poison(v); });
     if (late && right)
-      FAIL_CHECK("The output for input: " << input << " (seed " << kit::run_seed()
+      FAIL_CHECK("The output for input: " << input << " (" << kit::seed_text()
                                           << ") was right in the end, but its last signal still held the poison "
                                              "when run_pipeline returned: the results arrived after the call "
                                              "had returned.\nLook at: "

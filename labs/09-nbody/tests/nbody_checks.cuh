@@ -374,7 +374,7 @@ inline bool expect_centre_of_mass_motion(const State& start, const State& end, d
   const bool ok = std::fabs(c1.x - expected.x) <= allowed && std::fabs(c1.y - expected.y) <= allowed &&
                   std::fabs(c1.z - expected.z) <= allowed;
   if (!ok)
-    FAIL_CHECK("Wrong centre-of-mass motion for input: " << input << " (seed " << kit::run_seed() << ").\n"
+    FAIL_CHECK("Wrong centre-of-mass motion for input: " << input << " (" << kit::seed_text() << ").\n"
                << "It started at " << show(c0) << " and, at the total momentum's velocity for " << elapsed
                << " time units, should be at " << show(expected) << " (within " << allowed << "), but is at "
                << show(c1) << ".\nDid nbody_simulate take every step, with every body?\nLook at: " << kLookAtLeapfrog);

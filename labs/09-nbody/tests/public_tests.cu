@@ -120,7 +120,7 @@ TEST_CASE("leapfrog: total momentum is conserved and the centre of mass coasts")
   const Vec3 p0 = momentum(run.start), p1 = momentum(run.end);
   const Vec3 change{p1.x - p0.x, p1.y - p0.y, p1.z - p0.z};
   if (!(std::fabs(change.x) <= bound && std::fabs(change.y) <= bound && std::fabs(change.z) <= bound))
-    FAIL_CHECK("Total momentum not conserved for input: " << input << " (seed " << kit::run_seed() << ").\n"
+    FAIL_CHECK("Total momentum not conserved for input: " << input << " (" << kit::seed_text() << ").\n"
                << "It went from " << show(p0) << " to " << show(p1) << ", a change of " << show(change)
                << "; float rounding explains at most " << bound << " per component.\n"
                << "The pull of j on i must be equal and opposite to that of i on j: does the acceleration of i use"
@@ -141,7 +141,7 @@ TEST_CASE("leapfrog: the energy drift of a Plummer sphere stays within the bound
   const double e0 = total_energy(run.start, softening2()), e1 = total_energy(run.end, softening2());
   const double drift = std::fabs(e1 - e0) / std::fabs(e0);
   if (!(drift <= max_drift))
-    FAIL_CHECK("Energy not conserved for input: " << input << " (seed " << kit::run_seed() << ").\n"
+    FAIL_CHECK("Energy not conserved for input: " << input << " (" << kit::seed_text() << ").\n"
                << "The total energy went from " << e0 << " to " << e1 << ", a relative drift of " << drift
                << "; kick-drift-kick leapfrog keeps it below " << max_drift
                << " (about 1e-6 here).\nA drift near 1e-3 or more means a first-order step: is the drift using the"

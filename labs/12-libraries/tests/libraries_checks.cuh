@@ -221,7 +221,7 @@ inline void check_response(std::size_t spectra, int bins, const std::string& inp
   }
   const std::string look_at = late ? kLookAtResponseStream : kLookAtResponse;
   if (std::equal(got.begin(), got.end(), spectrum_parts.begin()))
-    FAIL_CHECK("For input: " << input << " (seed " << kit::run_seed() << "), every value is exactly as it was: "
+    FAIL_CHECK("For input: " << input << " (" << kit::seed_text() << "), every value is exactly as it was: "
                              << (late ? "the kernel never ran on the spectra after they had arrived on the stream."
                                       : "the response was never applied. Is apply_response_kernel launched, and "
                                         "does it write its result back?")
@@ -582,7 +582,7 @@ class Dataset {
     };
     const bool late = poisoned(last_at_return) || poisoned(last_rms_at_return);
     if (late && right)
-      FAIL_CHECK("The output for input: " << input << " (seed " << kit::run_seed()
+      FAIL_CHECK("The output for input: " << input << " (" << kit::seed_text()
                                           << ") was right in the end, but its last frame still held the poison when "
                                              "run_pipeline returned: the results arrived after the call had "
                                              "returned.\nLook at: "

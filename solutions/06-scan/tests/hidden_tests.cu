@@ -238,7 +238,7 @@ bool audit_huge_scan(Kind kind, long long n, const kit::DeviceBuffer<int>& d_in,
   if (audit.broken == 0 && audit.input_changed == 0) return true;
 
   std::ostringstream message;
-  message << "Wrong result for input: " << input << " (seed " << kit::run_seed() << ").\n";
+  message << "Wrong result for input: " << input << " (" << kit::seed_text() << ").\n";
   if (audit.broken > 0) {
     const long long i = static_cast<long long>(audit.first_broken);
     int before = 0, got = 0;
