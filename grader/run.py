@@ -14,6 +14,7 @@ class about one timeout.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sandbox, sanitizer
-from grader.proc import ProcessResult, run_process, scrubbed_env
+from grader.proc import ProcessResult, run_process, scrubbed_env, tool_output
 
 LISTING_TIMEOUT_S = 60
 # What a test program's exit or output says when it ran out of host memory under the sandbox's limit.
@@ -105,8 +106,18 @@ def runner_of(binary: Path) -> Path | None:
 
 def runner_confinement(runner: Path, limits: sandbox.Limits | None) -> sandbox.Spec:
     """The runner sees its own file and the GPU, and writes nothing but its private /tmp: not the results file,
-    not the lab's parameters, not the judge's folder."""
-    return sandbox.Spec(writable=(), readable=(runner,), gpu=True, limits=limits, chdir=Path("/tmp"))
+    not the lab's parameters, not the judge's folder. Of the CUDA math libraries it sees only those it was
+    linked with, which are those the lab lets students use: neither a look-up by name nor dlopen finds the
+    others (the tests' yardstick, say)."""
+    return sandbox.Spec(writable=(), readable=(runner,), gpu=True, limits=limits, chdir=Path("/tmp"),
+                        hidden=sandbox.library_files_to_hide(linked_libraries(runner)))
+
+
+def linked_libraries(program: Path) -> set[str]:
+    """The CUDA math libraries (by the config's names) that `program` needs, from its dynamic section."""
+    _, output, _ = tool_output(["readelf", "-d", str(program)])
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[lib(\w+?)(?:\.so[^\]]*)?\]", output)
+    return {name for name in sandbox.CUDA_MATH_LIBRARIES if name in needed}
 
 
 def _start(binary: Path, args: list[str], workdir: Path, env: dict[str, str], timeout_s: float,
