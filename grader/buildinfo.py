@@ -90,11 +90,11 @@ def write(config: LabConfig, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     params = [_param_line(k, v) for k, v in sorted(config.params.items())]
     _write_if_changed(out / "params.txt", "\n".join(params) + "\n")
-    plan = calls.plan(config, config.host_buffers)
+    plan = calls.lab_plan(config)
     _write_if_changed(out / "lab.cmake", lab_cmake(config, plan))
     if plan.split:
-        _write_if_changed(out / "calls" / "judge_calls.cpp", calls.judge_source(config, plan))
-        _write_if_changed(out / "calls" / "runner_calls.cpp", calls.runner_source(config, plan))
+        _write_if_changed(out / "calls" / "judge_calls.cpp", calls.judge_source(plan))
+        _write_if_changed(out / "calls" / "runner_calls.cpp", calls.runner_source(plan))
     if config.solution_dir is not None:
         for table in ("wrong", "right"):
             for name, files in variant_sources(config, table).items():

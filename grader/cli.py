@@ -9,8 +9,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import build, buildinfo, classroom, linkcheck, merge, record, release, report, sandbox, skeleton, slurm
-from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_lab
+from grader import (build, buildinfo, calls, classroom, linkcheck, merge, record, release, report, sandbox, skeleton,
+                    slurm)
+from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_host_buffers, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.grade import GraderError, NoGpu, fresh_workroot, grade_submission, list_cases, remove_workroot
 from grader.proc import run_attached
@@ -169,6 +170,19 @@ def cmd_skeleton(args: argparse.Namespace) -> int:
 
 def cmd_configure(args: argparse.Namespace) -> int:
     buildinfo.write(load_lab(args.lab), Path(args.out))
+    return 0
+
+
+def cmd_calls(args: argparse.Namespace) -> int:
+    """The two sides of the judge/runner split for a header outside labs/ (the harness's test of it)."""
+    toml = Path(args.host_buffers).resolve()
+    where = str(toml.relative_to(REPO_ROOT)) if toml.is_relative_to(REPO_ROOT) else str(toml)
+    plan = calls.plan(Path(args.header), load_host_buffers(toml), where)
+    if not plan.split:
+        raise ConfigError(f"{args.header} cannot be split into judge and runner: {plan.unsplit_because}")
+    for path, text in ((args.judge_out, calls.judge_source(plan)), (args.runner_out, calls.runner_source(plan))):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
     return 0
 
 
@@ -389,6 +403,15 @@ def parser() -> argparse.ArgumentParser:
     configure.add_argument("--lab", required=True)
     configure.add_argument("--out", required=True)
     configure.set_defaults(run=cmd_configure)
+
+    generate = commands.add_parser("calls", help="(used by CMake) write the judge's proxies and the runner's table "
+                                   "for a header outside labs/ (a lab's are written by configure)")
+    generate.add_argument("--header", required=True, help="the header whose functions the runner holds")
+    generate.add_argument("--host-buffers", required=True,
+                          help="a TOML file with a [host_buffers] table, as in lab.toml")
+    generate.add_argument("--judge-out", required=True)
+    generate.add_argument("--runner-out", required=True)
+    generate.set_defaults(run=cmd_calls)
     return top
 
 

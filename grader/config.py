@@ -323,6 +323,11 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
     )
 
 
+def load_host_buffers(path: Path) -> dict[str, dict[str, str]]:
+    """The [host_buffers] table of a TOML file outside labs/ (the harness's own test of the judge/runner split)."""
+    return _host_buffers(_read(path).get("host_buffers", {}), f"{path} [host_buffers]")
+
+
 def _host_buffers(table: object, where: str) -> dict[str, dict[str, str]]:
     """[host_buffers]: each function's host-memory parameters and their element counts."""
     if not isinstance(table, dict):

@@ -183,6 +183,9 @@ function(kit_lab_variant lab target source_dir)
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${lab})
   if(KIT_LAB_SPLIT)
     target_link_libraries(${target} PRIVATE ${KIT_LAB_COMPILED} ${KIT_LAB_LIBRARIES})
+    # Only object files of other targets: with KIT_PREBUILT none is compiled here, so CMake cannot tell the
+    # linker from the sources (the student's archive, which told it before the split, is the runner's now).
+    set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
     set(holder ${target}-runner)
     set(instructor_parts ${KIT_LAB_RUNNER_PARTS})
     set(holder_libraries ${KIT_LAB_STUDENT_LIBRARIES})

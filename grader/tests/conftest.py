@@ -82,6 +82,13 @@ int count(int n) {
 }
 """
 
+# The toy's public header: what the tests call, and what the judge/runner split is made from.
+TOY_HEADER = """\
+#pragma once
+void launch_toy(int* d_out, int n);
+int count(int n);
+"""
+
 
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,6 +100,7 @@ def write(path: Path, text: str) -> Path:
 def toy_repo(tmp_path: Path) -> Path:
     """A repository with one lab, 50-toy, with a reference and hidden tests."""
     write(tmp_path / "labs/50-toy/lab.toml", LAB_TOML)
+    write(tmp_path / "labs/50-toy/toy.cuh", TOY_HEADER)
     write(tmp_path / "solutions/50-toy/hidden.toml", HIDDEN_TOML)
     write(tmp_path / "solutions/50-toy/toy.cu", TOY_REFERENCE)
     return tmp_path

@@ -21,6 +21,19 @@ def test_build_files_for_the_toy_lab(toy_repo: Path, tmp_path: Path):
     assert "set(KIT_LAB_CASE_0_SANITIZER [==[]==])" in cmake
     wrong = (out / "wrong/off-by-one/toy.cu").read_text()
     assert "if (i < n - 1) out[i] = i;" in wrong
+    # The judge/runner split, made from the toy's header (grader/calls.py).
+    assert "set(KIT_LAB_SPLIT ON)" in cmake and "set(KIT_LAB_UNSPLIT_WHY [==[]==])" in cmake
+    assert "int count(int n) {" in (out / "calls/judge_calls.cpp").read_text()
+    assert "kit_out.set(count(n));" in (out / "calls/runner_calls.cpp").read_text()
+
+
+def test_a_lab_that_cannot_be_split_says_why_in_its_build_files(toy_repo: Path, tmp_path: Path):
+    (toy_repo / "labs/50-toy/toy.cuh").write_text("#pragma once\nstruct Toy;\nToy* make_toy(int n);\n")
+    write(load_lab("50-toy", toy_repo), tmp_path / "out")
+    cmake = (tmp_path / "out/lab.cmake").read_text()
+    assert "set(KIT_LAB_SPLIT OFF)" in cmake
+    assert "set(KIT_LAB_UNSPLIT_WHY [==[make_toy returns a pointer or reference (Toy*)]==])" in cmake
+    assert not (tmp_path / "out/calls").exists()
 
 
 def test_a_sanitized_case_carries_the_graders_sanitizer_options(toy_repo: Path, tmp_path: Path):

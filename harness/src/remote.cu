@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +27,9 @@ namespace kit::remote {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The shared host arena grows in steps of this much, up to what a call needs (see Runner::arena_for).
+constexpr std::size_t kArenaStep = std::size_t{64} << 20;
 
 // Variables a CUDA program needs; the runner gets these and nothing else of the judge's.
 constexpr const char* kPassedThrough[] = {"PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
@@ -99,6 +104,15 @@ class Runner {
     return {payload, payload + header.bytes};
   }
 
+  // The arena, its first `bytes` bytes usable by both processes. The memfd behind it is only as long
+  // as the largest call so far needed, never the whole mapping: growing a file past RLIMIT_FSIZE
+  // (the grader's sandbox sets it, [grading] file_limit_mb) kills the process with SIGXFSZ, so a call
+  // whose host buffers need more fails with a message instead.
+  unsigned char* arena_for(std::size_t bytes, const std::string& what) {
+    if (arena_ == nullptr) throw StudentError(broken_.empty() ? "the runner could not be started" : broken_);
+    if (bytes > arena_bytes_) grow_arena(bytes, what);
+    return arena();
+  }
   unsigned char* arena() const { return static_cast<unsigned char*>(arena_); }
 
   void stop() {
@@ -156,10 +170,14 @@ class Runner {
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) throw_errno("socketpair");
     const int on = 1;
     setsockopt(ends[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on));  // the hello carries the runner's real pid
+    // Empty for now (arena_for grows it); both processes map all of kArenaBytes at once, so growing
+    // it later needs no new mapping on either side.
     const int arena_fd = memfd_create("kit-host-arena", MFD_CLOEXEC);
-    if (arena_fd < 0 || ftruncate(arena_fd, static_cast<off_t>(wire::kArenaBytes)) != 0) throw_errno("memfd_create");
-    arena_ = mmap(nullptr, wire::kArenaBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, arena_fd, 0);
-    if (arena_ == MAP_FAILED) throw_errno("mmap of the host arena");
+    if (arena_fd < 0) throw_errno("memfd_create");
+    void* arena = mmap(nullptr, wire::kArenaBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, arena_fd, 0);
+    if (arena == MAP_FAILED) throw_errno("mmap of the host arena");
+    arena_ = arena;
+    arena_fd_ = arena_fd;
 
     std::vector<std::string> argv = command();
     std::vector<std::string> env;
@@ -177,8 +195,13 @@ class Runner {
     const pid_t child = fork();
     if (child < 0) throw_errno("fork");
     if (child == 0) {  // only async-signal-safe calls from here to exec
-      dup2(ends[1], wire::kSocketFd);
-      dup2(arena_fd, wire::kArenaFd);
+      // Both move above the numbers they go to first: a dup2 onto the same number is a no-op that
+      // leaves close-on-exec set, and the socket's dup2 could overwrite the arena's source (a judge
+      // started with stdin closed gets its socket ends as fds 0 and 3).
+      const int socket_end = fcntl(ends[1], F_DUPFD, wire::kArenaFd + 1);
+      const int arena_end = fcntl(arena_fd, F_DUPFD, wire::kArenaFd + 1);
+      dup2(socket_end, wire::kSocketFd);
+      dup2(arena_end, wire::kArenaFd);
       const int null_in = open("/dev/null", O_RDONLY);
       if (null_in >= 0) dup2(null_in, 0);
       for (int fd = wire::kArenaFd + 1; fd < 1024; ++fd) close(fd);
@@ -186,7 +209,6 @@ class Runner {
       _exit(127);
     }
     close(ends[1]);
-    close(arena_fd);
     child_ = child;
     socket_ = ends[0];
     pid_ = hello_pid();
@@ -225,6 +247,22 @@ class Runner {
       if (state == 'T' || state == 't' || state == 'Z' || state == 'X') return;
       std::this_thread::yield();
     }
+  }
+
+  void grow_arena(std::size_t bytes, const std::string& what) {
+    rlimit file_limit{};
+    std::size_t most = wire::kArenaBytes;
+    if (getrlimit(RLIMIT_FSIZE, &file_limit) == 0 && file_limit.rlim_cur != RLIM_INFINITY)
+      most = std::min<std::size_t>(most, file_limit.rlim_cur);
+    if (bytes > most)
+      throw std::logic_error(what + ": host buffers of " + std::to_string(bytes >> 20) + " MiB in one call, more " +
+                             "than the " + std::to_string(most >> 20) + " MiB the test program may share with " +
+                             "the runner (its file-size limit, [grading] file_limit_mb in lab.toml)");
+    const std::size_t size = std::min(most, (bytes + kArenaStep - 1) / kArenaStep * kArenaStep);
+    if (ftruncate(arena_fd_, static_cast<off_t>(size)) != 0)
+      throw std::runtime_error(std::string("growing the host arena shared with the runner failed: ") +
+                               std::strerror(errno));
+    arena_bytes_ = size;
   }
 
   int reap(std::chrono::milliseconds patience) {
@@ -267,6 +305,8 @@ class Runner {
   pid_t pid_ = -1;    // the runner process
   int socket_ = -1;
   void* arena_ = nullptr;
+  int arena_fd_ = -1;
+  std::size_t arena_bytes_ = 0;  // the memfd's length: what of the mapping either process may touch
   std::string broken_;
 };
 
@@ -328,7 +368,7 @@ Call& Call::device(const void* pointer, const char* parameter) {
       driver().pointer_attribute(&buffer_id, CU_POINTER_ATTRIBUTE_BUFFER_ID, base) != CUDA_SUCCESS)
     throw std::logic_error(std::string("the test passes ") + name_ + "'s " + parameter +
                            " a pointer that is not device memory allocated with cudaMalloc; a host buffer needs a "
-                           "count in the lab's [calls] table (lab.toml)");
+                           "count in the lab's [host_buffers] table (lab.toml)");
   auto& handles = exported();
   auto found = handles.find(buffer_id);
   if (found == handles.end()) {
@@ -362,8 +402,7 @@ Call& Call::host(const void* pointer, std::size_t bytes, bool read_only, const c
     throw std::logic_error(std::string(name_) + "'s " + parameter + ": host buffers of this call exceed the " +
                            std::to_string(wire::kArenaBytes >> 30) + " GiB the runner shares with the judge");
   arena_used_ = (end + wire::kArenaAlignment - 1) / wire::kArenaAlignment * wire::kArenaAlignment;
-  if (runner.arena() == nullptr) throw StudentError("the runner could not be started");
-  std::memcpy(runner.arena() + offset, pointer, bytes);
+  std::memcpy(runner.arena_for(end, std::string(name_) + "'s " + parameter) + offset, pointer, bytes);
   if (!read_only) copies_back_.push_back({const_cast<void*>(pointer), offset, bytes});
   message_.put(wire::ArgKind::Host);
   message_.put(wire::HostArg{offset, bytes});

@@ -1,0 +1,67 @@
+// The pretend lab's "student file": what remote_lab.hpp declares, run in the runner.
+#include "remote_lab.hpp"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "kit/cuda_check.cuh"
+
+void scale_host(const float* h_in, float* h_out, int n, float factor) {
+  for (int i = 0; i < n; ++i) h_out[i] = factor * h_in[i];
+}
+
+long long sum_host(const int* h_values, std::int64_t n) {
+  if (h_values == nullptr) return -1;
+  long long sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) sum += h_values[i];
+  return sum;
+}
+
+void fill_even(float* h_out, int n, float value) {
+  for (int i = 0; i < n; i += 2) h_out[i] = value;
+}
+
+int scribble_on_input(const float* h_in, int n) {
+  float* writable = const_cast<float*>(h_in);
+  for (int i = 0; i < n; ++i) writable[i] = -1.0f;
+  return n;
+}
+
+void fail_with(Failure how) {
+  switch (how) {
+    case Failure::kCudaError: {
+      const cudaError_t refused = cudaErrorInvalidValue;  // stands for a CUDA call that failed
+      CUDA_CHECK(refused);
+      break;
+    }
+    case Failure::kRuntimeError: throw std::runtime_error("the pretend student gave up at step 42");
+    case Failure::kNotAnException: throw 42;
+  }
+}
+
+void crash_now(Ending how) {
+  const rlimit no_core{0, 0};  // a test's crash leaves no core file behind
+  setrlimit(RLIMIT_CORE, &no_core);
+  switch (how) {
+    case Ending::kSegfault: raise(SIGSEGV); break;
+    case Ending::kAbort: std::abort();
+    case Ending::kExit3: std::exit(3);
+  }
+}
+
+int runner_process_id() { return static_cast<int>(getpid()); }
+
+int judge_variables_seen() {
+  int seen = 0;
+  for (const char* name : {"KIT_RESULTS", "KIT_SEED", "KIT_PARAMS"}) seen += std::getenv(name) != nullptr;
+  return seen;
+}
+
+int prefix_says() {
+  const char* said = std::getenv("PREFIX_SAYS");
+  return said == nullptr ? -1 : std::atoi(said);
+}

@@ -1,0 +1,40 @@
+// A pretend lab's public header, for the harness's test of the judge/runner split
+// (remote_tests.cpp). Its functions use host memory and values only, so the test runs on a
+// machine without a GPU; remote_lab.cpp plays the student's file. grader/calls.py makes the
+// judge's proxies and the runner's table from this header and host_buffers.toml, as it does
+// for a lab from the lab's header and lab.toml.
+#pragma once
+
+#include <cstdint>
+
+// How fail_with fails, and how crash_now ends the runner: values of a type of the header's own.
+enum class Failure { kCudaError, kRuntimeError, kNotAnException };
+enum class Ending { kSegfault, kAbort, kExit3 };
+
+// h_out[i] = factor * h_in[i] for i < n.
+void scale_host(const float* h_in, float* h_out, int n, float factor);
+
+// The sum of h_values[0..n) in 64 bits; -1 when h_values is null.
+long long sum_host(const int* h_values, std::int64_t n);
+
+// Writes `value` to the even elements of h_out[0..n) and nothing to the odd ones.
+void fill_even(float* h_out, int n, float value);
+
+// Overwrites its read-only input (casting const away), as careless or hostile code might;
+// returns how many elements it overwrote.
+int scribble_on_input(const float* h_in, int n);
+
+// Throws: a failed CUDA_CHECK's kit::CudaError, a std::runtime_error, or an int.
+void fail_with(Failure how);
+
+// Ends the runner: SIGSEGV, abort() or exit(3).
+void crash_now(Ending how);
+
+// The process the functions run in.
+int runner_process_id();
+
+// How many of the judge's KIT_RESULTS, KIT_SEED and KIT_PARAMS the runner's environment holds.
+int judge_variables_seen();
+
+// PREFIX_SAYS in the runner's environment, as a number; -1 where it is unset.
+int prefix_says();

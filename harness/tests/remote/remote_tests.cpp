@@ -1,0 +1,174 @@
+// The judge/runner split's CPU half (kit/remote.hpp, harness/runner/): the pretend lab of
+// remote_lab.hpp runs in a runner process, called through the proxies grader/calls.py made
+// from its header, with host buffers and values only, so that CI proves it without a GPU.
+//
+// CMakeLists.txt runs these cases with KIT_RESULTS, KIT_SEED and PREFIX_SAYS=1 set for the
+// judge, and KIT_RUNNER_PREFIX = `env PREFIX_SAYS=7`. A case that ends the runner is named
+// "remote (ends the runner): ..." and runs in a test program of its own: a judge whose runner
+// is gone stays without one.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kit/kit.cuh"
+#include "kit/remote.hpp"
+#include "remote_lab.hpp"
+
+namespace {
+
+constexpr int kRunnerPrefixSays = 7;  // what KIT_RUNNER_PREFIX sets PREFIX_SAYS to (CMakeLists.txt)
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The message of the StudentError that `call` throws; a failed check where it throws none.
+template <class Call>
+std::string student_error_of(Call call) {
+  try {
+    call();
+  } catch (const kit::remote::StudentError& error) {
+    return error.what();
+  }
+  FAIL_CHECK("the call was expected to throw kit::remote::StudentError");
+  return "";
+}
+
+std::vector<float> ramp(int n) {
+  std::vector<float> values(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) values[static_cast<std::size_t>(i)] = 0.25f * static_cast<float>(i) - 3.0f;
+  return values;
+}
+
+// A crash: the message names the function and the ending, and a later call fails at once with
+// the same message instead of starting another runner.
+void expect_runner_gone(Ending how, const std::string& ending) {
+  const std::string why = student_error_of([&] { crash_now(how); });
+  INFO("the message: " << why);
+  CHECK(contains(why, "crash_now"));
+  CHECK(contains(why, ending));
+  const int values[] = {1, 2, 3};
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(student_error_of([&] { sum_host(values, 3); }) == why);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.0);
+}
+
+}  // namespace
+
+TEST_CASE("remote: the student's functions run in a process of their own" * KIT_CPU_ONLY) {
+  const int runner = runner_process_id();
+  CHECK(runner > 0);
+  CHECK(runner != static_cast<int>(getpid()));
+  CHECK(runner_process_id() == runner);  // one runner serves every call
+}
+
+TEST_CASE("remote: host inputs and values arrive and host outputs come back" * KIT_CPU_ONLY) {
+  const int n = 1001;  // not a multiple of the arena's alignment: the next buffer starts past a gap
+  const std::vector<float> in = ramp(n);
+  std::vector<float> out = kit::poisoned_vector<float>(static_cast<std::size_t>(n));
+  scale_host(in.data(), out.data(), n, 2.5f);
+  for (int i = 0; i < n; ++i) {
+    INFO("element " << i);
+    REQUIRE(out[static_cast<std::size_t>(i)] == 2.5f * in[static_cast<std::size_t>(i)]);
+  }
+  CHECK(in == ramp(n));
+}
+
+TEST_CASE("remote: elements the runner does not write keep the test's poison" * KIT_CPU_ONLY) {
+  const int n = 101;
+  std::vector<float> out = kit::poisoned_vector<float>(static_cast<std::size_t>(n));
+  fill_even(out.data(), n, 4.0f);
+  for (int i = 0; i < n; ++i) {
+    INFO("element " << i);
+    if (i % 2 == 0)
+      REQUIRE(out[static_cast<std::size_t>(i)] == 4.0f);
+    else
+      REQUIRE(kit::is_poison(out[static_cast<std::size_t>(i)]));
+  }
+}
+
+TEST_CASE("remote: a read-only input is not copied back, whatever the runner does to it" * KIT_CPU_ONLY) {
+  const int n = 64;
+  const std::vector<float> in = ramp(n);
+  CHECK(scribble_on_input(in.data(), n) == n);  // the runner did overwrite its copy
+  CHECK(in == ramp(n));
+}
+
+TEST_CASE("remote: a 64-bit value and a 64-bit return value arrive whole" * KIT_CPU_ONLY) {
+  const std::vector<int> values(3, 2'000'000'000);  // the sum needs more than 32 bits
+  CHECK(sum_host(values.data(), static_cast<std::int64_t>(values.size())) == 6'000'000'000LL);
+  CHECK(sum_host(values.data(), 0) == 0);
+}
+
+TEST_CASE("remote: a null host pointer arrives as null" * KIT_CPU_ONLY) { CHECK(sum_host(nullptr, 5) == -1); }
+
+// The arena grows with the calls' needs (the other cases need far less than one 64 MiB step), not
+// past RLIMIT_FSIZE: growing a file past it would kill the judge with SIGXFSZ.
+TEST_CASE("remote: host buffers grow the shared arena up to the file-size limit, and past it fail with a message" *
+          KIT_CPU_ONLY) {
+  const int n = static_cast<int>(96 * kMiB / sizeof(float));
+  std::vector<float> out = kit::poisoned_vector<float>(static_cast<std::size_t>(n));
+  rlimit before{};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &before) == 0);
+  rlimit lowered = before;
+  lowered.rlim_cur = 32 * kMiB;  // the grader's sandbox sets one too ([grading] file_limit_mb)
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &lowered) == 0);
+  std::string why;
+  try {
+    fill_even(out.data(), n, 1.5f);
+  } catch (const std::logic_error& error) {
+    why = error.what();
+  }
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &before) == 0);
+  INFO("the message: " << why);
+  CHECK(contains(why, "fill_even's h_out"));
+  CHECK(contains(why, "file-size limit"));
+
+  fill_even(out.data(), n, 1.5f);  // within the limit again
+  CHECK(out.front() == 1.5f);
+  CHECK(out[static_cast<std::size_t>(n) - 2] == 1.5f);
+  CHECK(kit::is_poison(out[static_cast<std::size_t>(n) - 1]));
+}
+
+TEST_CASE("remote: an exception in the student's function arrives with its message, and the runner goes on" *
+          KIT_CPU_ONLY) {
+  const std::string cuda = student_error_of([] { fail_with(Failure::kCudaError); });
+  INFO("the CUDA error's message: " << cuda);
+  CHECK(contains(cuda, "fail_with failed in your code"));
+  CHECK(contains(cuda, "cudaErrorInvalidValue"));
+  CHECK(contains(cuda, "remote_lab.cpp:"));  // CUDA_CHECK's file and line
+  const std::string runtime = student_error_of([] { fail_with(Failure::kRuntimeError); });
+  CHECK(contains(runtime, "the pretend student gave up at step 42"));
+  const std::string other = student_error_of([] { fail_with(Failure::kNotAnException); });
+  CHECK(contains(other, "not a std::exception"));
+  const int values[] = {4, 5};
+  CHECK(sum_host(values, 2) == 9);
+}
+
+TEST_CASE("remote: the runner's environment holds nothing of the judge's" * KIT_CPU_ONLY) {
+  REQUIRE_MESSAGE(std::getenv("KIT_RESULTS") != nullptr, "run through ctest, which sets KIT_RESULTS and KIT_SEED");
+  REQUIRE(std::getenv("KIT_SEED") != nullptr);
+  CHECK(judge_variables_seen() == 0);
+}
+
+TEST_CASE("remote: the runner is started through $KIT_RUNNER_PREFIX" * KIT_CPU_ONLY) {
+  REQUIRE_MESSAGE(std::getenv("KIT_RUNNER_PREFIX") != nullptr, "run through ctest, which sets KIT_RUNNER_PREFIX");
+  CHECK(prefix_says() == kRunnerPrefixSays);  // the judge's own PREFIX_SAYS (1) is not passed on
+}
+
+TEST_CASE("remote (ends the runner): killed by SIGSEGV, said so, and later calls fail at once" * KIT_CPU_ONLY) {
+  expect_runner_gone(Ending::kSegfault, "killed by signal " + std::to_string(SIGSEGV));
+}
+
+TEST_CASE("remote (ends the runner): killed by abort(), said so, and later calls fail at once" * KIT_CPU_ONLY) {
+  expect_runner_gone(Ending::kAbort, "killed by signal " + std::to_string(SIGABRT));
+}
+
+TEST_CASE("remote (ends the runner): exit(3) is reported as exiting with code 3" * KIT_CPU_ONLY) {
+  expect_runner_gone(Ending::kExit3, "exited with code 3");
+}
