@@ -131,3 +131,101 @@ def test_a_case_that_hangs_in_a_shared_program_has_its_own_time_limit(tmp_path: 
     assert settled["hangs"].status == "timed_out" and "within its time limit (1 s)" in settled["hangs"].messages[0]
     assert "cpu" not in settled  # never reached: the caller decides (a spent budget skips it)
 
+
+
+def _program(tmp_path: Path, name: str, libraries: list[str]) -> Path:
+    """A tiny program that needs `libraries` (forced into its dynamic section), as a runner would be linked."""
+    import shutil
+    import subprocess
+    import pytest
+    cuda_lib = Path("/usr/local/cuda/lib64")
+    if shutil.which("cc") is None or not (cuda_lib / "libcublas.so").exists():
+        pytest.skip("needs a C compiler and the CUDA toolkit's libraries in /usr/local/cuda/lib64")
+    source = tmp_path / f"{name}.c"
+    source.write_text("int main(void) { return 0; }\n")
+    program = tmp_path / name
+    subprocess.run(["cc", str(source), "-o", str(program), f"-L{cuda_lib}", "-Wl,--no-as-needed",
+                    *[f"-l{lib}" for lib in libraries]], check=True)
+    return program
+
+
+def test_a_runner_sees_only_the_cuda_libraries_it_was_linked_with(tmp_path: Path):
+    """The runner's sandbox covers every CUDA math library its program does not need: lab 04's runner (no
+    cuBLAS: it is the yardstick) must not find libcublas by name or by dlopen, while a runner of a lab that lets
+    students use cuBLAS keeps it."""
+    from grader.run import linked_libraries, runner_confinement
+    plain = _program(tmp_path, "plain-runner", [])
+    with_cublas = _program(tmp_path, "cublas-runner", ["cublas"])
+    assert linked_libraries(plain) == set()
+    assert linked_libraries(with_cublas) == {"cublas"}
+    hidden_from_plain = {p.name for p in runner_confinement(plain, None).hidden}
+    hidden_from_cublas = {p.name for p in runner_confinement(with_cublas, None).hidden}
+    assert any(name.startswith("libcublas.so") for name in hidden_from_plain), hidden_from_plain
+    assert not any(name.startswith("libcublas.so") for name in hidden_from_cublas), hidden_from_cublas
+    assert any(name.startswith("libcufft.so") for name in hidden_from_cublas)
+
+
+def test_a_runner_sees_neither_the_results_file_nor_the_parameters(tmp_path: Path):
+    """The runner's sandbox binds its own program and nothing of the judge's folder: not the results file, not
+    params.txt beside the program (hidden parameters), and it writes nothing outside its private /tmp."""
+    from grader.run import runner_confinement
+    runner = tmp_path / "lab-tests-runner"
+    runner.write_text("")
+    (tmp_path / "params.txt").write_text("very_large_n=268435459\n")
+    spec = runner_confinement(runner, None)
+    assert spec.readable == (runner,)
+    assert spec.writable == ()
+    assert spec.chdir == Path("/tmp")
+
+
+JUDGE_STAND_IN = r'''#!/usr/bin/env python3
+# A judge that starts its runner as the harness does (KIT_RUNNER_PREFIX, then KIT_RUNNER) and reports what the
+# runner could see: it passes only if the runner saw no KIT_ variable and could not read the results file.
+import json, os, subprocess, sys
+out = open(os.environ["KIT_RESULTS"], "a")
+def record(**fields):
+    out.write(json.dumps(fields) + "\n"); out.flush()
+record(kind="run", gpu_available=True, gpu="Stand-in GPU", driver="1.0")
+if "--list-test-cases" in sys.argv:
+    record(kind="listed", case="runner", suite=""); sys.exit(0)
+command = [line for line in os.environ.get("KIT_RUNNER_PREFIX", "").split("\n") if line] + [os.environ["KIT_RUNNER"]]
+env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG")}
+seen = subprocess.run(command + [os.environ["KIT_RESULTS"]], capture_output=True, text=True, env=env).stdout
+record(kind="case_start", case="runner")
+record(kind="case", case="runner", status="passed" if seen.strip() == "nothing" else "failed", seconds=0.1,
+       messages=[seen])
+'''
+
+RUNNER_STAND_IN = r'''#!/usr/bin/env python3
+import os, sys
+seen = [k for k in os.environ if k.startswith("KIT_")]
+try:
+    open(sys.argv[1]).read(); seen.append("the results file")
+except OSError:
+    pass
+print(", ".join(seen) or "nothing")
+'''
+
+
+def test_a_split_lab_runs_its_runner_in_the_sandbox_and_its_judge_outside(tmp_path: Path):
+    """With a <program>-runner beside the program, the grader runs the program (the judge) as it is and hands it
+    the sandboxed command for the runner: the runner sees no KIT_ variable and cannot read the results file."""
+    import pytest
+    from grader import sandbox
+    if why := sandbox.probe():
+        pytest.skip(f"no OS sandbox here: {why}")
+    judge = tmp_path / "lab" / "lab-tests"
+    judge.parent.mkdir()
+    judge.write_text(JUDGE_STAND_IN)
+    runner = judge.with_name("lab-tests-runner")
+    runner.write_text(RUNNER_STAND_IN)
+    for program in (judge, runner):
+        program.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    sandbox.use(sandbox.Policy(enabled=True))
+    try:
+        outcome = run_case(judge, "runner", 60, work, seed=913)
+    finally:
+        sandbox.use(sandbox.Policy(enabled=False))
+    assert outcome.status == "passed", outcome.messages + [outcome.output_tail]
