@@ -105,10 +105,16 @@ def student_name(entry: Path) -> str:
     return entry.name[:-4] if entry.name.lower().endswith(".zip") else entry.name
 
 
+# Folders that unpacking a class's archive on a Mac adds beside the students' (resource forks): no one's.
+NOT_A_STUDENT = ("__MACOSX",)
+
+
 def is_submission(entry: Path) -> bool:
     """A student is a folder or a .zip; anything else in the class folder (grades.csv, notes.txt, .DS_Store, a
     hidden folder) is no one's submission, and would otherwise become a student with 0 points."""
-    return not entry.name.startswith(".") and (entry.is_dir() or entry.name.lower().endswith(".zip"))
+    if entry.name.startswith(".") or entry.name in NOT_A_STUDENT:
+        return False
+    return entry.is_dir() or entry.name.lower().endswith(".zip")
 
 
 @dataclass(frozen=True)
@@ -141,8 +147,7 @@ def skipped_warning(skipped: list[str]) -> str:
     if not skipped:
         return ""
     return (f"WARNING: skipped {len(skipped)} {'entry' if len(skipped) == 1 else 'entries'} of the submissions "
-            f"folder that {'is' if len(skipped) == 1 else 'are'} neither a folder nor a .zip (a student is one of "
-            f"those): {', '.join(skipped)}")
+            f"folder, no student's (a student is a folder or a .zip): {', '.join(skipped)}")
 
 
 def roster(submissions: Path, shard: tuple[int, int] | None = None) -> list[Student]:

@@ -309,11 +309,12 @@ def test_stray_files_in_the_class_folder_are_skipped_not_graded(lab, tmp_path: P
     a_class(tmp_path / "in")
     for stray in ("grades.csv", "notes.txt", ".DS_Store"):
         (tmp_path / "in" / stray).write_text("not a submission")
+    write(tmp_path / "in" / "__MACOSX" / "alice" / "._toy.cu", "a Mac's resource fork")
     folder = classroom.read_class(tmp_path / "in")
-    assert folder.skipped == [".DS_Store", "grades.csv", "notes.txt"]
+    assert folder.skipped == [".DS_Store", "__MACOSX", "grades.csv", "notes.txt"]
     warning = classroom.skipped_warning(folder.skipped)
-    assert "\n" not in warning and warning.endswith("neither a folder nor a .zip (a student is one of those): "
-                                                    ".DS_Store, grades.csv, notes.txt")
+    assert warning == ("WARNING: skipped 4 entries of the submissions folder, no student's (a student is a folder "
+                       "or a .zip): .DS_Store, __MACOSX, grades.csv, notes.txt")
     out = tmp_path / "out"
     graded = grade_it(config, tmp_path / "in", out, tmp_path)
     assert graded.students == ["alice", "bob", "carol", "dave", "erin", "gina"]

@@ -101,8 +101,8 @@ def test_check_intake_prints_a_line_per_student_without_gpu_sanitizer_or_build(n
     }
     assert lines["dave"].startswith("refused: vector_add.cu:1: uses 'exit'")
     assert "2 ok, 4 refused" in captured.out
-    assert captured.err.splitlines() == ["WARNING: skipped 2 entries of the submissions folder that are neither a "
-                                         "folder nor a .zip (a student is one of those): .DS_Store, grades.csv"]
+    assert captured.err.splitlines() == ["WARNING: skipped 2 entries of the submissions folder, no student's (a "
+                                         "student is a folder or a .zip): .DS_Store, grades.csv"]
 
 
 def test_check_intake_of_a_clean_class_exits_0(nothing_to_grade_with, tmp_path, capsys):
