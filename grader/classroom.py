@@ -5,6 +5,8 @@
     students queued, in one exclusive hold of the GPU lock) -> score -> results.json; then
     gradebook.csv and the summary.
 
+- A student is a folder or a .zip in the submissions folder (read_class); anything else there
+  (grades.csv, .DS_Store) is skipped with one warning, not graded as a student with 0 points.
 - The reference is built once, with every core; each student's build links its
   compiled tests and harness (prebuilt.py), so only the student's files compile.
 - A student's plain correctness cases share one test program (grade.settle_together):
@@ -32,6 +34,7 @@ import os
 import queue
 import shutil
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -102,12 +105,33 @@ def student_name(entry: Path) -> str:
     return entry.name[:-4] if entry.name.lower().endswith(".zip") else entry.name
 
 
-def roster(submissions: Path, shard: tuple[int, int] | None = None) -> list[Student]:
-    """The students of a submissions folder, sorted by name; with shard (i, n), every n-th from the i-th."""
+# Folders that unpacking a class's archive on a Mac adds beside the students' (resource forks): no one's.
+NOT_A_STUDENT = ("__MACOSX",)
+
+
+def is_submission(entry: Path) -> bool:
+    """A student is a folder or a .zip; anything else in the class folder (grades.csv, notes.txt, .DS_Store, a
+    hidden folder) is no one's submission, and would otherwise become a student with 0 points."""
+    if entry.name.startswith(".") or entry.name in NOT_A_STUDENT:
+        return False
+    return entry.is_dir() or entry.name.lower().endswith(".zip")
+
+
+@dataclass(frozen=True)
+class ClassFolder:
+    students: list[Student]  # sorted by name
+    skipped: list[str]  # the entries that are not submissions (is_submission), for one warning
+
+
+def read_class(submissions: Path) -> ClassFolder:
+    """The students of a submissions folder, and what else it holds."""
     entries: dict[str, list[Path]] = {}
+    skipped = []
     for entry in sorted(submissions.iterdir()):
-        if not entry.name.startswith("."):
+        if is_submission(entry):
             entries.setdefault(student_name(entry), []).append(entry)
+        else:
+            skipped.append(entry.name)
     students = []
     for name, paths in sorted(entries.items()):
         if len(paths) == 1:
@@ -115,10 +139,52 @@ def roster(submissions: Path, shard: tuple[int, int] | None = None) -> list[Stud
         else:
             students.append(Student(name, None, "the submissions folder holds " + " and ".join(p.name for p in paths)
                                     + " for this student; keep one and grade again"))
+    return ClassFolder(students, skipped)
+
+
+def skipped_warning(skipped: list[str]) -> str:
+    """One line naming what a class folder holds besides submissions ("" when nothing)."""
+    if not skipped:
+        return ""
+    return (f"WARNING: skipped {len(skipped)} {'entry' if len(skipped) == 1 else 'entries'} of the submissions "
+            f"folder, no student's (a student is a folder or a .zip): {', '.join(skipped)}")
+
+
+def roster(submissions: Path, shard: tuple[int, int] | None = None) -> list[Student]:
+    """The students of a submissions folder, sorted by name; with shard (i, n), every n-th from the i-th."""
+    students = read_class(submissions).students
     if shard is not None:
         index, count = shard
         students = students[index::count]
     return students
+
+
+@dataclass(frozen=True)
+class IntakeCheck:
+    student: str
+    problem: str = ""  # why intake refuses the submission; "" when it takes it
+
+
+def check_intake(config: LabConfig, submissions: Path, shard: tuple[int, int] | None = None) -> list[IntakeCheck]:
+    """Intake alone for every student (files found, forbidden identifiers, zips): nothing is built or run, so it
+    needs no GPU, sandbox or compute-sanitizer, and a TA can fix what it finds before grading."""
+    checks = []
+    with tempfile.TemporaryDirectory(prefix="kit-intake-") as folder:
+        for student in roster(submissions, shard):
+            checks.append(IntakeCheck(student.name, _intake_problem(config, student, Path(folder) / student.name)))
+    return checks
+
+
+def _intake_problem(config: LabConfig, student: Student, destination: Path) -> str:
+    if student.path is None:
+        return student.problem
+    try:
+        intake.stage(student.path, config, destination)
+    except intake.IntakeError as error:
+        return str(error)
+    except OSError as error:  # unreadable (permissions): the TA's to fix, and worth a line rather than a traceback
+        return f"{student.path.name} cannot be read ({error})"
+    return ""
 
 
 def parse_part(text: str) -> tuple[int, int]:
@@ -348,9 +414,8 @@ class ClassGrading:
     def _refuse(self, state: _Student, why: str, files: dict[str, bytes]) -> None:
         state.fingerprint = audit.fingerprint(self.config, files)
         if not self._keep(state):
-            message = f"Not graded: {why}"
-            self._finish(state, grade.all_zero(self.config, message), message, [f"refused at intake: {why}"],
-                         "refused")
+            self._write(state, grade.refused(self.config, why, state.started), [f"refused at intake: {why}"],
+                        "refused")
 
     # -- correctness (runner pool, GPU lock shared) -------------------------------------------------------
 
@@ -531,6 +596,10 @@ class ClassGrading:
                 evaluation: grade.Evaluation | None = None) -> None:
         graded = grade.finish(self.config, items, output, state.started, evaluation,
                               self.reference if evaluation is not None else None)
+        self._write(state, graded, notes, status, evaluation)
+
+    def _write(self, state: _Student, graded: grade.Graded, notes: list[str], status: str,
+               evaluation: grade.Evaluation | None = None) -> None:
         extra = graded.results["extra_data"]
         extra.update(student=state.student.name, status=status, attention=notes, fingerprint=state.fingerprint,
                      lane={"gpu": self.gpu.key, "name": self.gpu.name, "cuda_visible_devices": self.gpu.visible})
@@ -553,13 +622,15 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
     """Grade the students of `submissions` (the shard's share, if given) into `out_dir`: results per student,
     then gradebook.csv and the summary. With several GPUs and no `lane`, each GPU grades a share in a
     process of its own (grade_on_lanes); `lane` (k, n) is the share of one such process."""
-    grade.sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing
     students = roster(submissions, shard)
+    if lane is not None:
+        students = students[lane[0]::lane[1]]
+    if not students:  # an empty share (of a small class, or an empty folder) has nothing to build, run or time
+        return ClassResult([], summary.write_all(out_dir, config.name, config.max_points, []) if lane is None else "")
+    grade.sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing
     gpus = list_gpus()
     if lane is None and len(gpus) > 1:
         return grade_on_lanes(config, submissions, out_dir, workroot, options, shard, gpus, stream)
-    if lane is not None:
-        students = students[lane[0]::lane[1]]
     grading = ClassGrading(config, students, out_dir, workroot, options, gpus[0], stream)
     names = [s.name for s in students]
     completed = False

@@ -46,6 +46,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.submission and not args.lab:
         print("grade: --submission needs --lab", file=sys.stderr)
         return 2
+    # A mistyped path is the TA's, not the student's: no results.json with 0 points for it.
+    if args.submission and not Path(args.submission).exists():
+        print(f"grade: the submission {args.submission} does not exist (give a student's folder or .zip)",
+              file=sys.stderr)
+        return 2
     _sandbox_for(untrusted=bool(args.submission), no_sandbox=args.no_sandbox)
     labs = _labs(args.lab)
     totals = []
@@ -85,12 +90,30 @@ def _interrupt_on_sigterm() -> None:
 
 
 def cmd_grade_class(args: argparse.Namespace) -> int:
-    _sandbox_for(untrusted=True, no_sandbox=args.no_sandbox)
     config = load_lab(args.lab)
-    submissions, out = Path(args.submissions), Path(args.out)
+    submissions = Path(args.submissions)
     if not submissions.is_dir():
-        print(f"grade-class: {submissions} is not a folder (one folder or .zip per student)", file=sys.stderr)
+        what = "is not a folder" if submissions.exists() else "does not exist"
+        print(f"grade-class: {submissions} {what} (give the folder with one folder or .zip per student)",
+              file=sys.stderr)
         return 2
+    # The folder is checked before the sandbox, compute-sanitizer or the reference build are: a TA's mistake
+    # here costs no build, and needs none of what grading needs. A lane's starter has checked it already.
+    if args.lane is None:
+        folder = classroom.read_class(submissions)
+        if warning := classroom.skipped_warning(folder.skipped):
+            print(warning, file=sys.stderr)
+        if not folder.students:
+            print(f"grade-class: {submissions} holds no submissions (a folder or .zip per student), so there is "
+                  f"nothing to grade", file=sys.stderr)
+            return 2
+    if args.check_intake:
+        return _check_intake(config, submissions, args.shard)
+    if not args.out:
+        print("grade-class: --out is needed (the folder the results and the gradebook go to)", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    _sandbox_for(untrusted=True, no_sandbox=args.no_sandbox)
     options = classroom.ClassOptions(
         jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=args.regrade == [],
         regrade=frozenset(args.regrade or ()),
@@ -110,6 +133,18 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
         print("Stopped before the end: run the same command again to grade the rest (finished students are kept).")
         return INTERRUPTED_EXIT
     return 0
+
+
+def _check_intake(config: LabConfig, submissions: Path, shard: tuple[int, int] | None) -> int:
+    """One line per student, ok or refused and why; exit 1 when any is refused."""
+    checks = classroom.check_intake(config, submissions, shard)
+    width = max(len(check.student) for check in checks) if checks else 0
+    for check in checks:
+        verdict = f"refused: {' '.join(check.problem.split())}" if check.problem else "ok"
+        print(f"{check.student:<{width}}  {verdict}")
+    refused = sum(bool(check.problem) for check in checks)
+    print(f"\nIntake of {config.name}: {len(checks) - refused} ok, {refused} refused (nothing built or run).")
+    return 1 if refused else 0
 
 
 def cmd_slurm(args: argparse.Namespace) -> int:
@@ -305,7 +340,8 @@ def parser() -> argparse.ArgumentParser:
                     "interruption: students already graded with the same files are kept.")
     klass.add_argument("--lab", required=True)
     klass.add_argument("--submissions", required=True, help="a folder with one folder or .zip per student")
-    klass.add_argument("--out", required=True, help="where per-student results and gradebook.csv go")
+    klass.add_argument("--out", help="where per-student results and gradebook.csv go (not needed with "
+                       "--check-intake)")
     klass.add_argument("--regrade", nargs="*", metavar="STUDENT",
                        help="grade again even if unchanged: every student, or the ones named")
     klass.add_argument("--shard", type=_part, metavar="I/N", help="grade only every N-th student from the I-th "
@@ -314,6 +350,10 @@ def parser() -> argparse.ArgumentParser:
                        "programs and the timing leave free)")
     klass.add_argument("--gpu-jobs", type=int, default=classroom.DEFAULT_GPU_JOBS,
                        help="correctness test programs at once per GPU (default %(default)s)")
+    klass.add_argument("--check-intake", action="store_true",
+                       help="only check each submission's intake (files found, forbidden identifiers, zips) and "
+                            "print one line per student; builds and runs nothing, so needs no GPU; exit 1 if any "
+                            "is refused")
     klass.add_argument("--keep", action="store_true", help="keep the build and run folders")
     klass.add_argument("--no-sandbox", action="store_true",
                        help="grade untrusted code without the OS sandbox (only where none can run; see README)")

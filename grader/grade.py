@@ -218,6 +218,10 @@ def compile_error_message(built: build.BuildResult) -> str:
     return f"Your code did not compile, so no test could run. The compiler said:\n{built.errors()}"
 
 
+# What each test of a refused submission says: the reason is said once, in the output above the tests.
+NOT_RUN_REFUSED = "Not run: the submission was refused at intake (see above)."
+
+
 def all_zero(config: LabConfig, message: str) -> list[Scored]:
     items = score_lab(config, {}, None)
     return [Scored(i.name, 0.0, i.max_score, message, i.visibility, i.kind, i.hidden, i.extra_credit) for i in items]
@@ -251,6 +255,14 @@ def finish(config: LabConfig, items: list[Scored], output: str, started: float,
     return Graded(items=items, results=results, table=report.table(title, items))
 
 
+def refused(config: LabConfig, why: str, started: float) -> Graded:
+    """The result of a submission intake refused: the reason once, as the submission's output and atop the table
+    (not repeated under each of a dozen tests, which only say they did not run)."""
+    graded = finish(config, all_zero(config, NOT_RUN_REFUSED), f"Not graded: {why}", started)
+    graded.table = f"{graded.results['output']}\n\n{graded.table}"
+    return graded
+
+
 def grade_submission(config: LabConfig, submission: Path, workroot: Path,
                      reference: Evaluation | None = None, with_reference: bool = True,
                      lock: GpuLock | None = None) -> Graded:
@@ -264,7 +276,7 @@ def grade_submission(config: LabConfig, submission: Path, workroot: Path,
     try:
         staged = intake.stage(submission, config, workroot / "submission")
     except intake.IntakeError as error:
-        return finish(config, all_zero(config, f"Not graded: {error}"), f"Not graded: {error}", started)
+        return refused(config, str(error), started)
 
     build_dir = workroot / "build"
     built = build_submission(config, staged.folder, build_dir)

@@ -1,24 +1,31 @@
 """Intake: from a submission (a folder or a .zip) take the lab's declared student files, and nothing else.
 
 Files are found by name anywhere in the submission (students zip folders in
-many ways); a name found twice, a missing file, a link, a path that leaves
-the archive, or a file too large is refused with a message that says so.
+many ways); a name found twice (the message says where), a missing file (with
+the submitted name it was probably meant to be: vectoradd.cu for
+vector_add.cu), a link, a path that leaves the archive, a file that is not a
+valid zip, or a file too large is refused with a message that says so.
 Student code is also scanned for what the lab forbids (e.g. calling cuBLAS in
 the matmul lab, or reading the grader's environment).
 """
 from __future__ import annotations
 
+import difflib
 import re
 import stat
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.config import LabConfig
 
 MAX_FILE_BYTES = 1_000_000
 MAX_ZIP_ENTRIES = 10_000
+# How alike a submitted file name must be to a declared one to be named as what the student meant
+# (difflib's ratio, in lower case): vectoradd.cu, Vector_Add.cu and vector_add.cu.txt are, for vector_add.cu,
+# while reduction.cu (0.56) and main.cu (0.4) are not.
+NEAR_MISS_CUTOFF = 0.6
 # Student code has no business with these: they would let it read or write the
 # grader's files, leave the process, or start others. Matched as whole words
 # in the code with comments and strings removed.
@@ -38,30 +45,76 @@ class Staged:
     files: tuple[str, ...]
 
 
+@dataclass
+class _Contents:
+    files: dict[str, str] = field(default_factory=dict)  # declared name -> its text
+    names: list[str] = field(default_factory=list)  # the name of every file submitted, for a near miss
+
+
 def stage(submission: Path, config: LabConfig, destination: Path) -> Staged:
     """Copy the declared student files of `submission` into `destination`."""
     if not submission.exists():
         raise IntakeError(f"the submission {submission} does not exist")
     destination.mkdir(parents=True, exist_ok=True)
     if submission.is_dir():
-        found = _from_folder(submission, config)
-    elif zipfile.is_zipfile(submission):
-        try:
-            found = _from_zip(submission, config)
-        # A damaged zip (a size or checksum that does not match its data, a cut-off file, a password, an
-        # unknown compression) is the student's to fix, not a grader problem to retry on every run.
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
-            raise IntakeError(f"the zip {submission.name} cannot be unpacked ({error}); zip the files again") from None
+        contents = _from_folder(submission, config)
     else:
-        raise IntakeError(f"the submission {submission.name} is neither a folder nor a .zip file")
-    missing = [name for name in config.student_files if name not in found]
+        with _open_zip(submission) as archive:
+            try:
+                contents = _from_zip(archive, config)
+            # A damaged zip (a size or checksum that does not match its data, a cut-off file, a password, an
+            # unknown compression) is the student's to fix, not a grader problem to retry on every run.
+            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
+                raise IntakeError(f"the zip {submission.name} cannot be unpacked ({error}); "
+                                  f"zip the files again") from None
+    missing = [name for name in config.student_files if name not in contents.files]
     if missing:
-        raise IntakeError(f"the submission has no {', '.join(missing)} (lab {config.name} needs "
-                          f"{', '.join(config.student_files)})")
-    for name, text in found.items():
+        raise IntakeError(_missing(missing, contents.names, config))
+    for name, text in contents.files.items():
         _check_forbidden(name, text, config)
         (destination / name).write_text(text)
-    return Staged(folder=destination, files=tuple(sorted(found)))
+    return Staged(folder=destination, files=tuple(sorted(contents.files)))
+
+
+def _open_zip(submission: Path) -> zipfile.ZipFile:
+    """The submission file opened as a zip; a file named .zip that is none is refused with zipfile's reason."""
+    try:
+        return zipfile.ZipFile(submission)
+    except (zipfile.BadZipFile, EOFError) as error:
+        if submission.suffix.lower() == ".zip":
+            raise IntakeError(f"{submission.name} is not a valid zip archive ({error}); "
+                              f"zip the files again") from None
+        raise IntakeError(f"the submission {submission.name} is neither a folder nor a .zip file") from None
+
+
+def near_miss(expected: str, names: list[str]) -> str | None:
+    """The submitted file name that `expected` was probably meant to be (vectoradd.cu, Vector_Add.cu,
+    vector_add.cu.txt for vector_add.cu), if one is close enough; compared in lower case, as a student reads."""
+    by_lower: dict[str, str] = {}
+    for name in sorted(names):
+        by_lower.setdefault(name.lower(), name)
+    match = difflib.get_close_matches(expected.lower(), list(by_lower), n=1, cutoff=NEAR_MISS_CUTOFF)
+    return by_lower[match[0]] if match else None
+
+
+def _missing(missing: list[str], names: list[str], config: LabConfig) -> str:
+    """One message for the declared files not found: for each, the submitted name it was probably meant to be."""
+    # A declared file that was found is no near miss of another (a lab of two files, one of them missing).
+    others = [name for name in names if name not in config.student_files]
+    near = {name: match for name in missing if (match := near_miss(name, others))}
+    parts = [f"found {near[name]}; expected {name}" if name in near else f"the submission has no {name}"
+             for name in missing]
+    why = ("takes its files by their exact names: rename the file and submit again" if near
+           else f"needs {', '.join(config.student_files)}")
+    return f"{'; '.join(parts)} (lab {config.name} {why})"
+
+
+def _refuse_copies(copies: dict[str, list[str]], where: str) -> None:
+    """A declared file found in more than one place: which one to grade is the student's to say."""
+    for name, places in copies.items():
+        if len(places) > 1:
+            raise IntakeError(f"{name} appears more than once in the {where} ({', '.join(places)}); "
+                              f"keep one copy")
 
 
 def _too_large(name: str, size: int) -> str:
@@ -77,48 +130,53 @@ def _decode(name: str, data: bytes) -> str:
         raise IntakeError(f"{name} is not a UTF-8 text file") from None
 
 
-def _from_folder(folder: Path, config: LabConfig) -> dict[str, str]:
-    found: dict[str, str] = {}
+def _from_folder(folder: Path, config: LabConfig) -> _Contents:
+    contents, copies = _Contents(), {}
     for path in sorted(folder.rglob("*")):
-        if path.name not in config.student_files:
-            continue
+        if path.is_symlink() or not path.is_dir():
+            contents.names.append(path.name)
+        if path.name in config.student_files:
+            copies.setdefault(path.name, []).append(path.relative_to(folder).as_posix())
+    _refuse_copies(copies, "submission")
+    for name, [where] in copies.items():
+        path = folder / where
         status = path.lstat()
         if not stat.S_ISREG(status.st_mode):
-            raise IntakeError(f"{path.relative_to(folder)} is a link or not a plain file; submit the file itself")
-        if path.name in found:
-            raise IntakeError(f"{path.name} appears more than once in the submission; keep one copy")
+            raise IntakeError(f"{where} is a link or not a plain file; submit the file itself")
         # The size from the file system first: a 2 GiB file (sparse, it costs its owner nothing) is refused
         # without being read, and the read stops past the limit should the file grow in between.
         if status.st_size > MAX_FILE_BYTES:
-            raise IntakeError(_too_large(path.name, status.st_size))
+            raise IntakeError(_too_large(name, status.st_size))
         with path.open("rb") as source:
-            found[path.name] = _decode(path.name, source.read(MAX_FILE_BYTES + 1))
-    return found
+            contents.files[name] = _decode(name, source.read(MAX_FILE_BYTES + 1))
+    return contents
 
 
-def _from_zip(archive: Path, config: LabConfig) -> dict[str, str]:
-    found: dict[str, str] = {}
-    with zipfile.ZipFile(archive) as z:
-        entries = z.infolist()
-        if len(entries) > MAX_ZIP_ENTRIES:
-            raise IntakeError(f"the zip holds {len(entries)} entries, over the limit of {MAX_ZIP_ENTRIES}")
-        for entry in entries:
-            path = PurePosixPath(entry.filename.replace("\\", "/"))
-            if path.is_absolute() or ".." in path.parts:
-                raise IntakeError(f"the zip entry '{entry.filename}' points outside the archive; "
-                                  f"zip the files without absolute paths or '..'")
-            if stat.S_ISLNK(entry.external_attr >> 16):
-                raise IntakeError(f"the zip entry '{entry.filename}' is a symbolic link; zip the file itself")
-            if entry.is_dir() or path.name not in config.student_files:
-                continue
-            if path.name in found:
-                raise IntakeError(f"{path.name} appears more than once in the zip; keep one copy")
-            if entry.file_size > MAX_FILE_BYTES:
-                raise IntakeError(_too_large(path.name, entry.file_size))
-            # The size in the zip is the student's word: the read stops past the limit whatever it says.
-            with z.open(entry) as source:
-                found[path.name] = _decode(path.name, source.read(MAX_FILE_BYTES + 1))
-    return found
+def _from_zip(z: zipfile.ZipFile, config: LabConfig) -> _Contents:
+    contents, copies = _Contents(), {}
+    entries = z.infolist()
+    if len(entries) > MAX_ZIP_ENTRIES:
+        raise IntakeError(f"the zip holds {len(entries)} entries, over the limit of {MAX_ZIP_ENTRIES}")
+    for entry in entries:
+        path = PurePosixPath(entry.filename.replace("\\", "/"))
+        if path.is_absolute() or ".." in path.parts:
+            raise IntakeError(f"the zip entry '{entry.filename}' points outside the archive; "
+                              f"zip the files without absolute paths or '..'")
+        if stat.S_ISLNK(entry.external_attr >> 16):
+            raise IntakeError(f"the zip entry '{entry.filename}' is a symbolic link; zip the file itself")
+        if entry.is_dir():
+            continue
+        contents.names.append(path.name)
+        if path.name in config.student_files:
+            copies.setdefault(path.name, []).append(entry)
+    _refuse_copies({name: [e.filename for e in found] for name, found in copies.items()}, "zip")
+    for name, [entry] in copies.items():
+        if entry.file_size > MAX_FILE_BYTES:
+            raise IntakeError(_too_large(name, entry.file_size))
+        # The size in the zip is the student's word: the read stops past the limit whatever it says.
+        with z.open(entry) as source:
+            contents.files[name] = _decode(name, source.read(MAX_FILE_BYTES + 1))
+    return contents
 
 
 # Comments, and string and character literals: scanned together, so that "//" in a string is no comment.

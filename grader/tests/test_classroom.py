@@ -302,3 +302,84 @@ def test_correctness_cases_share_one_program_and_failures_run_again_alone(lab, t
     assert carol[:3] == [["toy: adds", "toy: hangs when broken"], ["toy: adds"], ["toy: holds little device memory"]]
     assert by_name(results(tmp_path / "out", "alice"))["toy: adds"]["score"] == 10
     assert by_name(results(tmp_path / "out", "carol"))["toy: adds"]["score"] == 0  # its own run's failure
+
+
+def test_stray_files_in_the_class_folder_are_skipped_not_graded(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    for stray in ("grades.csv", "notes.txt", ".DS_Store"):
+        (tmp_path / "in" / stray).write_text("not a submission")
+    write(tmp_path / "in" / "__MACOSX" / "alice" / "._toy.cu", "a Mac's resource fork")
+    folder = classroom.read_class(tmp_path / "in")
+    assert folder.skipped == [".DS_Store", "__MACOSX", "grades.csv", "notes.txt"]
+    warning = classroom.skipped_warning(folder.skipped)
+    assert warning == ("WARNING: skipped 4 entries of the submissions folder, no student's (a student is a folder "
+                       "or a .zip): .DS_Store, __MACOSX, grades.csv, notes.txt")
+    out = tmp_path / "out"
+    graded = grade_it(config, tmp_path / "in", out, tmp_path)
+    assert graded.students == ["alice", "bob", "carol", "dave", "erin", "gina"]
+    assert not (out / "grades.csv").exists() and not (out / "notes.txt").exists()
+    assert [line.split(",")[0] for line in (out / "gradebook.csv").read_text().splitlines()[1:]] == graded.students
+
+
+def test_a_zip_that_is_no_zip_is_refused_for_that_student_only(lab, tmp_path: Path):
+    config, fakes, log = lab
+    submit(tmp_path / "in", "alice", toy("{}"))
+    (tmp_path / "in" / "carol.zip").write_bytes(b"PK but cut off")
+    out = tmp_path / "out"
+    grade_it(config, tmp_path / "in", out, tmp_path)
+    carol = results(out, "carol")
+    assert carol["output"] == ("Not graded: carol.zip is not a valid zip archive (File is not a zip file); "
+                               "zip the files again")
+    assert carol["extra_data"]["attention"][0].startswith("refused at intake: carol.zip is not a valid zip")
+    assert results(out, "alice")["score"] == MAX
+
+
+def test_a_refused_submission_says_why_once_and_each_test_says_it_did_not_run(lab, tmp_path: Path):
+    config, fakes, log = lab
+    submit(tmp_path / "in", "alice", toy("{}"))
+    write(tmp_path / "in" / "ivan" / "src" / "Toy.cu", toy("{}"))  # a near miss of toy.cu
+    out = tmp_path / "out"
+    grade_it(config, tmp_path / "in", out, tmp_path)
+    ivan = results(out, "ivan")
+    why = "found Toy.cu; expected toy.cu"
+    assert ivan["output"].startswith(f"Not graded: {why} (") and ivan["score"] == 0
+    assert {t["output"] for t in ivan["tests"]} == {grade.NOT_RUN_REFUSED}  # not the reason again, per test
+    report = (out / "ivan" / "report.txt").read_text()
+    assert report.count(why) == 1 and report.startswith(f"Not graded: {why}")
+    assert report.count(grade.NOT_RUN_REFUSED) == len(ivan["tests"])
+
+
+def test_check_intake_checks_every_student_and_builds_nothing(lab, tmp_path: Path, monkeypatch):
+    config, fakes, log = lab
+
+    def never(*args, **kwargs):
+        raise AssertionError("intake alone must not build")
+    monkeypatch.setattr(classroom.grade, "build_submission", never)
+    monkeypatch.setattr(classroom, "build_reference_tree", never)
+    a_class(tmp_path / "in")
+    (tmp_path / "in" / "hal.zip").write_bytes(b"")
+    write(tmp_path / "in" / "ivan" / "a" / "toy.cu", toy("{}"))
+    write(tmp_path / "in" / "ivan" / "b" / "toy.cu", toy("{}"))
+    (tmp_path / "in" / "notes.txt").write_text("not a student")
+    checks = {c.student: c.problem for c in classroom.check_intake(config, tmp_path / "in")}
+    assert sorted(checks) == ["alice", "bob", "carol", "dave", "erin", "gina", "hal", "ivan"]
+    assert {name for name, problem in checks.items() if not problem} == {"alice", "bob", "carol", "erin", "gina"}
+    assert "uses 'system'" in checks["dave"]
+    assert checks["hal"].startswith("hal.zip is not a valid zip archive")
+    assert "(a/toy.cu, b/toy.cu)" in checks["ivan"]
+    assert [c.student for c in classroom.check_intake(config, tmp_path / "in", (1, 4))] == ["bob", "gina"]
+
+
+def test_an_empty_share_builds_and_runs_nothing(lab, tmp_path: Path, monkeypatch):
+    config, fakes, log = lab
+
+    def never(*args, **kwargs):
+        raise AssertionError("an empty share must not build the reference")
+    monkeypatch.setattr(classroom, "build_reference_tree", never)
+    submit(tmp_path / "in", "alice", toy("{}"))
+    graded = classroom.grade_class(config, tmp_path / "in", tmp_path / "out", tmp_path / "work",
+                                   classroom.ClassOptions(jobs=1, gpu_jobs=1), shard=(1, 2),
+                                   stream=open("/dev/null", "w"))
+    assert graded.students == [] and not graded.stopped
+    assert (tmp_path / "out" / "gradebook.csv").read_text().splitlines() == ["student,60-toy,max"]

@@ -185,3 +185,61 @@ def test_a_zip_that_lies_about_a_file_size_is_refused_with_a_reason(lab01, tmp_p
     archive.write_bytes(bytes(data))
     with pytest.raises(IntakeError, match="the zip s.zip cannot be unpacked"):
         stage(archive, lab01, tmp_path / "staged")
+
+
+@pytest.mark.parametrize("submitted", ["vectoradd.cu", "Vector_Add.cu", "vector_add.cu.txt"])
+@pytest.mark.parametrize("as_zip", [False, True], ids=["folder", "zip"])
+def test_a_near_miss_file_name_is_named_with_the_name_expected(lab01, tmp_path: Path, submitted, as_zip):
+    if as_zip:
+        submission = make_zip(tmp_path / "s.zip", {f"lab01/{submitted}": GOOD, "lab01/notes.txt": "hi"})
+    else:
+        submission = tmp_path / "sub"
+        (submission / "lab01").mkdir(parents=True)
+        (submission / "lab01" / submitted).write_text(GOOD)
+        (submission / "lab01/notes.txt").write_text("hi")
+    with pytest.raises(IntakeError) as refused:
+        stage(submission, lab01, tmp_path / "staged")
+    message = str(refused.value)
+    assert message.startswith(f"found {submitted}; expected vector_add.cu (")
+    assert message.count(f"found {submitted}") == 1 and "notes.txt" not in message  # said once, of that file
+
+
+def test_a_missing_file_with_no_near_miss_says_what_the_lab_needs(lab01, tmp_path: Path):
+    archive = make_zip(tmp_path / "s.zip", {"reduction.cu": GOOD, "main.cu": GOOD, "README.md": "hi"})
+    with pytest.raises(IntakeError, match=r"^the submission has no vector_add.cu \(lab 01-vector-add needs "
+                                          r"vector_add.cu\)$"):
+        stage(archive, lab01, tmp_path / "staged")
+
+
+def test_a_near_miss_is_never_another_declared_file(lab01, tmp_path: Path):
+    from dataclasses import replace
+    config = replace(lab01, student_files=("vector_add.cu", "vector_add2.cu"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/vector_add.cu").write_text(GOOD)
+    with pytest.raises(IntakeError, match="^the submission has no vector_add2.cu"):
+        stage(tmp_path / "sub", config, tmp_path / "staged")
+
+
+def test_a_file_found_twice_in_a_folder_is_refused_naming_both_copies(lab01, tmp_path: Path):
+    for folder in ("sub/old", "sub/new/src"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "vector_add.cu").write_text(GOOD)
+    with pytest.raises(IntakeError, match=r"^vector_add.cu appears more than once in the submission "
+                                          r"\(new/src/vector_add.cu, old/vector_add.cu\); keep one copy$"):
+        stage(tmp_path / "sub", lab01, tmp_path / "staged")
+
+
+def test_a_file_found_twice_in_a_zip_is_refused_naming_both_copies(lab01, tmp_path: Path):
+    archive = make_zip(tmp_path / "s.zip", {"lab01/vector_add.cu": GOOD, "backup/vector_add.cu": GOOD})
+    with pytest.raises(IntakeError, match=r"\(lab01/vector_add.cu, backup/vector_add.cu\); keep one copy"):
+        stage(archive, lab01, tmp_path / "staged")
+
+
+@pytest.mark.parametrize("data, why", [
+    (b"", "File is not a zip file"),
+    (b"Rar!\x1a\x07\x00 a RAR archive renamed", "File is not a zip file"),
+], ids=["empty", "rar"])
+def test_a_zip_that_is_no_zip_says_so_with_zipfiles_reason(lab01, tmp_path: Path, data, why):
+    (tmp_path / "carol.zip").write_bytes(data)
+    with pytest.raises(IntakeError, match=rf"^carol.zip is not a valid zip archive \({why}\); zip the files again$"):
+        stage(tmp_path / "carol.zip", lab01, tmp_path / "staged")
