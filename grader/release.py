@@ -198,7 +198,7 @@ def _copied_runs(text: str, solution_lines: dict[str, str]) -> list[tuple[int, s
 
 
 def _secret_pattern(secret: str) -> re.Pattern:
-    # Names hold '-' (no-bounds-check): a longer name that merely starts with a secret one is another name.
+    # Variant names hold '-' (a-name-like-this): a longer name that merely starts with a secret one is another name.
     return re.compile(rf"(?<![\w-]){re.escape(secret)}(?![\w-])")
 
 
