@@ -44,7 +44,6 @@ INSTRUCTOR_ONLY = (
     "slides/package-lock.json",
     "slides/README.md",
 )
-PRIVATE = INSTRUCTOR_ONLY  # the name older callers know
 # The student's README and Makefile, kept in release/ of the instructor's repository: release path -> source.
 STUDENT_FILES = {"README.md": "release/README.md", "Makefile": "release/Makefile"}
 # Lines this short appear in any CUDA code; they prove nothing.
