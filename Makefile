@@ -62,9 +62,9 @@ bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); o
 	$(if $(LAB),,$(error give the lab: make bench-class LAB=01-vector-add N=200))
 	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader.bench.class_bench --lab $(LAB) --n $(or $(N),200) $(if $(OUT),--out $(OUT))
 
-release: ## copy the student release to OUT=<folder> (no solutions/), checked for leaks
+release: ## the student repository of the last commit in OUT=<folder>, checked for leaks (ALLOW_DIRTY=1, GIT_INIT=1)
 	$(if $(OUT),,$(error give the release folder: make release OUT=../cuda-labs-student))
-	$(PYTHON) -m grader release --out $(OUT)
+	$(PYTHON) -m grader.release --out $(OUT) $(if $(filter 1,$(ALLOW_DIRTY)),--allow-dirty) $(if $(filter 1,$(GIT_INIT)),--git-init)
 
 skeleton: ## regenerate the student skeletons in labs/ from solutions/
 	$(PYTHON) -m grader skeleton

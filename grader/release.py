@@ -1,36 +1,128 @@
-"""The student release: this repository without what students must not see.
+"""The student release: this repository's committed files without what students must not see.
 
-`python3 -m grader release --out DIR` copies every tracked file except
-solutions/ (references, hidden tests, grading secrets), then checks the copy
-for leaks: no line of a reference's solution regions, no hidden test name and
-no secret seed may appear in any released file.
+`make release OUT=DIR` (`python3 -m grader.release --out DIR`) writes the files of the commit
+checked out (`git archive HEAD`, so what ships is one commit, whatever the working tree holds)
+less the instructor's material (INSTRUCTOR_ONLY), with the student README and Makefile from
+release/ in place of the instructor's, then checks the copy for leaks (find_leaks). It refuses a
+checkout with uncommitted or untracked changes unless allow_dirty is given, and a folder that is
+not a git checkout. With git_init, the release becomes a git repository of one commit, ready to
+push to GitHub Classroom.
 """
 from __future__ import annotations
 
+import argparse
+import io
+import os
 import re
 import shutil
 import subprocess
+import sys
+import tarfile
+import tempfile
+import tomllib
 from pathlib import Path
 
-from grader.audit import grader_commit
 from grader.config import REPO_ROOT, list_labs, load_lab
 from grader.skeleton import solution_code
 
-PRIVATE = ("solutions/",)
+# Never in a release: references and hidden tests, GPU run records (they name hidden sizes and wrong
+# variants), CI scripts, the grader's own tests (they read solutions/), instructor how-tos, and tools
+# that read these (the class benchmark, the slide builds and checks, the chart maker and its sources).
+INSTRUCTOR_ONLY = (
+    "solutions/",
+    "docs/gpu-runs/",
+    "docs/adding-a-lab.md",
+    ".ci/",
+    "grader/tests/",
+    "grader/bench/",
+    "release/",
+    "slides/tests/",
+    "slides/charts/make_charts.py",
+    "slides/charts/sources.json",
+    "slides/build.sh",
+    "slides/package.json",
+    "slides/package-lock.json",
+    "slides/README.md",
+)
+# The student's README and Makefile, kept in release/ of the instructor's repository: release path -> source.
+STUDENT_FILES = {"README.md": "release/README.md", "Makefile": "release/Makefile"}
 # Lines this short appear in any CUDA code; they prove nothing.
 MIN_LEAK_LENGTH = 25
 # A leak is this many consecutive code lines of a solution region: one generic
 # line (a loop header, a byte count) shared with public code gives nothing away.
 MIN_LEAK_RUN = 2
+# A hidden size is a secret from this many digits: shorter numbers are in every program.
+MIN_SECRET_DIGITS = 4
+# Numeric secrets are not looked for in drawings, whose coordinates are numbers of every kind.
+NO_NUMBER_CHECK = (".svg",)
+GIT_TIMEOUT_S = 120
 
 
-class LeakError(Exception):
+class ReleaseError(Exception):
+    """The release cannot be made as asked; the message says why and what to do."""
+
+
+class LeakError(ReleaseError):
     """The release would show students something private."""
 
 
+def _git(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    # A GIT_DIR or GIT_INDEX_FILE inherited from a hook would point git at another repository.
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=env, timeout=GIT_TIMEOUT_S)
+    except FileNotFoundError:
+        raise ReleaseError("git is not installed; the release is made from the instructor's git checkout") from None
+    if check and done.returncode != 0:
+        raise ReleaseError(f"git {' '.join(args)} failed in {cwd}: {done.stderr.decode(errors='replace').strip()}")
+    return done
+
+
+def check_checkout(root: Path = REPO_ROOT) -> None:
+    """Raise ReleaseError unless root is the top of a git checkout with a commit."""
+    top = _git(["rev-parse", "--show-toplevel"], root, check=False)
+    if top.returncode != 0 or Path(top.stdout.decode().strip()).resolve() != root.resolve():
+        raise ReleaseError(f"{root} is not a git checkout (a copy made with `git archive` or a download has no "
+                           f"history to release from): make the release from the instructor's git clone")
+    if _git(["rev-parse", "--verify", "--quiet", "HEAD"], root, check=False).returncode != 0:
+        raise ReleaseError(f"{root} has no commit yet: commit the kit, then make the release")
+
+
+def uncommitted_changes(root: Path = REPO_ROOT) -> list[str]:
+    """`git status` lines of every changed, staged or untracked file (ignored ones aside)."""
+    status = _git(["status", "--porcelain=v1", "--untracked-files=all"], root).stdout.decode()
+    return [line for line in status.splitlines() if line.strip()]
+
+
+def head_commit(root: Path = REPO_ROOT) -> str:
+    return _git(["rev-parse", "HEAD"], root).stdout.decode().strip()
+
+
 def tracked_files(root: Path = REPO_ROOT) -> list[str]:
-    listing = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True)
+    check_checkout(root)
+    listing = _git(["ls-files", "-z"], root)
     return [name for name in listing.stdout.decode().split("\0") if name]
+
+
+def is_instructor_only(name: str) -> bool:
+    return name.startswith(INSTRUCTOR_ONLY)
+
+
+def _export_head(root: Path, into: Path) -> None:
+    """Write the files of HEAD (all of them, solutions/ too) into `into`: the one source of a release."""
+    archive = _git(["archive", "--format=tar", "HEAD"], root).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        for member in tar.getmembers():
+            parts = Path(member.name).parts
+            if member.name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
+                continue  # git archive writes neither; a symbolic link or an escape would be a surprise
+            target = into / member.name
+            if member.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(tar.extractfile(member).read())
+            target.chmod(0o755 if member.mode & 0o100 else 0o644)
 
 
 def _solution_lines(root: Path) -> dict[str, str]:
@@ -39,16 +131,54 @@ def _solution_lines(root: Path) -> dict[str, str]:
             if len(line.text.strip()) >= MIN_LEAK_LENGTH}
 
 
+def _numbers(value: object) -> set[str]:
+    values = value if isinstance(value, list) else [value]
+    return {number for v in values for number in re.findall(r"\d+", str(v))}
+
+
+def _near_a_power_of_two(number: int) -> bool:
+    """2^k and 2^k +- 1 are every CUDA text's sizes (1023, 1024, 1025): a hidden one of them tells nothing."""
+    return any(abs(number - (1 << bits)) <= 1 for bits in range(1, 64))
+
+
 def _secrets(root: Path) -> dict[str, str]:
-    secrets = {}
+    """Text that must not appear in a release -> what it is: hidden test names, the names of the wrong (and
+    right) variants, the secret seed, and the hidden sizes that no lab's public params give away anyway."""
+    secrets: dict[str, str] = {}
+    public_numbers = _public_numbers(root)
     for lab in list_labs(root):
         config = load_lab(lab, root)
         for test in config.tests:
             if test.hidden:
                 secrets[test.name] = f"hidden test of {lab}"
+        for variant in config.wrong:
+            secrets[variant.name] = f"wrong variant of {lab}"
+        for variant in config.right:
+            secrets[variant.name] = f"correct alternative of {lab}"
         if config.grading_seed is not None and config.grading_seed >= 1000:
             secrets[str(config.grading_seed)] = f"grading seed of {lab}"
+        for name, value in _hidden_params(root, lab).items():
+            for number in sorted(_numbers(value) - public_numbers):
+                if len(number) >= MIN_SECRET_DIGITS and not _near_a_power_of_two(int(number)):
+                    secrets.setdefault(number, f"hidden param {name} of {lab}")
     return secrets
+
+
+def _public_numbers(root: Path) -> set[str]:
+    """Every number in the public [params] of every lab: a hidden value equal to one of them is no secret."""
+    numbers: set[str] = set()
+    for lab in list_labs(root):
+        with (root / "labs" / lab / "lab.toml").open("rb") as f:
+            numbers |= {n for v in tomllib.load(f).get("params", {}).values() for n in _numbers(v)}
+    return numbers
+
+
+def _hidden_params(root: Path, lab: str) -> dict[str, object]:
+    hidden = root / "solutions" / lab / "hidden.toml"
+    if not hidden.is_file():
+        return {}
+    with hidden.open("rb") as f:
+        return tomllib.load(f).get("params", {})
 
 
 def _copied_runs(text: str, solution_lines: dict[str, str]) -> list[tuple[int, str, str]]:
@@ -66,14 +196,25 @@ def _copied_runs(text: str, solution_lines: dict[str, str]) -> list[tuple[int, s
     return runs
 
 
-def find_leaks(release: Path, root: Path = REPO_ROOT) -> list[str]:
-    solution_lines = _solution_lines(root)
-    secrets = _secrets(root)
+def _secret_pattern(secret: str) -> re.Pattern:
+    # Variant names hold '-' (a-name-like-this): a longer name that merely starts with a secret one is another name.
+    return re.compile(rf"(?<![\w-]){re.escape(secret)}(?![\w-])")
+
+
+def find_leaks(release: Path, root: Path = REPO_ROOT, *more_roots: Path) -> list[str]:
+    """Every way the release shows instructor material, one line each; secrets are read from root (and
+    more_roots: the commit released and the working tree may differ)."""
+    solution_lines: dict[str, str] = {}
+    secrets: dict[str, str] = {}
+    for source in (root, *more_roots):
+        solution_lines.update(_solution_lines(source))
+        secrets.update(_secrets(source))
+    patterns = {secret: _secret_pattern(secret) for secret in secrets}
     leaks = []
-    for path in sorted(p for p in release.rglob("*") if p.is_file()):
-        relative = path.relative_to(release)
-        if any(str(relative).startswith(private) for private in PRIVATE):
-            leaks.append(f"{relative}: a private file")
+    for path in sorted(p for p in release.rglob("*") if p.is_file() and ".git" not in p.relative_to(release).parts):
+        relative = path.relative_to(release).as_posix()
+        if is_instructor_only(relative):
+            leaks.append(f"{relative}: instructor material")
             continue
         try:
             text = path.read_text()
@@ -82,26 +223,92 @@ def find_leaks(release: Path, root: Path = REPO_ROOT) -> list[str]:
         leaks += [f"{relative}:{number}: reference code from {source}: {code}"
                   for number, code, source in _copied_runs(text, solution_lines)]
         for secret, what in secrets.items():
-            if re.search(rf"(?<![\w]){re.escape(secret)}(?![\w])", text):
+            if secret.isdigit() and relative.endswith(NO_NUMBER_CHECK):
+                continue
+            if secret in text and patterns[secret].search(text):
                 leaks.append(f"{relative}: contains the {what} ({secret!r})")
+    for name, source in STUDENT_FILES.items():
+        student, shipped = root / source, release / name
+        if student.is_file() and shipped.is_file() and shipped.read_bytes() != student.read_bytes():
+            leaks.append(f"{name}: not the student one ({source})")
     return leaks
 
 
-def make_release(out: Path, root: Path = REPO_ROOT) -> int:
-    """Copy the public files to `out`; raises LeakError if the copy shows anything private."""
-    if out.exists() and any(out.iterdir()):
-        raise LeakError(f"{out} is not empty; give a new folder")
-    count = 0
-    for name in tracked_files(root):
-        if name.startswith(PRIVATE) or not (root / name).is_file():
-            continue
-        target = out / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / name, target)
-        count += 1
-    # The copy has no git: results.json names the grader's commit from this file (audit.py).
-    (out / "grader" / "COMMIT").write_text(grader_commit() + "\n")
-    leaks = find_leaks(out, root)
+def _commit_all(folder: Path, message: str) -> None:
+    _git(["init", "--quiet"], folder)
+    _git(["add", "--all"], folder)
+    identity = []
+    for key, fallback in (("user.name", "CUDA lab kit"), ("user.email", "cuda-lab-kit@invalid")):
+        if _git(["config", key], folder, check=False).returncode != 0:
+            identity += ["-c", f"{key}={fallback}"]
+    _git([*identity, "commit", "--quiet", "--no-verify", "-m", message], folder)
+
+
+def make_release(out: Path, root: Path = REPO_ROOT, allow_dirty: bool = False, git_init: bool = False,
+                 warn=lambda message: print(message, file=sys.stderr)) -> int:
+    """Write the student release of HEAD into `out`; returns the number of files. Raises ReleaseError for a
+    dirty checkout (unless allow_dirty, then `warn`s), a folder that is no checkout or is in use, and
+    LeakError if the copy shows anything private."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ReleaseError(f"{out} is not empty; give a new folder")
+    check_checkout(root)
+    changes = uncommitted_changes(root)
+    if changes:
+        listing = "\n  ".join(changes[:40] + ([f"... and {len(changes) - 40} more"] if len(changes) > 40 else []))
+        if not allow_dirty:
+            raise ReleaseError(f"{root} has uncommitted or untracked changes; the release is made from the last "
+                               f"commit, so commit them (or stash or remove them) first, or give --allow-dirty "
+                               f"(ALLOW_DIRTY=1) to release the last commit without them:\n  {listing}")
+        warn("\n" + "!" * 78 + f"\nWARNING: releasing {head_commit(root)[:12]} WITHOUT these uncommitted or untracked "
+             f"changes (--allow-dirty):\n  {listing}\n" + "!" * 78)
+    commit = head_commit(root)
+    with tempfile.TemporaryDirectory(prefix="kit-release-") as staging:
+        head = Path(staging)
+        _export_head(root, head)
+        for name, source in STUDENT_FILES.items():
+            if not (head / source).is_file():
+                raise ReleaseError(f"{source} (the student {name}) is not in commit {commit[:12]}: commit it first")
+        out.mkdir(parents=True, exist_ok=True)
+        count = 0
+        for path in sorted(p for p in head.rglob("*") if p.is_file()):
+            name = path.relative_to(head).as_posix()
+            if is_instructor_only(name) or name in STUDENT_FILES:
+                continue
+            target = out / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+            count += 1
+        for name, source in STUDENT_FILES.items():
+            shutil.copy2(head / source, out / name)
+            count += 1
+        # The copy has no history: results.json names the grader's commit from this file (audit.py).
+        (out / "grader" / "COMMIT").write_text(commit + "\n")
+        leaks = find_leaks(out, head, *([root] if root.resolve() != head.resolve() else []))
     if leaks:
-        raise LeakError("the release shows private material:\n  " + "\n  ".join(leaks))
+        raise LeakError(f"the release in {out} shows private material (nothing was committed; delete the folder, "
+                        f"fix the files, commit, and make it again):\n  " + "\n  ".join(leaks))
+    if git_init:
+        _commit_all(out, f"CUDA labs (kit commit {commit[:12]})")
     return count
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m grader.release", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="a new or empty folder for the student repository")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="release the last commit even though the checkout has uncommitted or untracked changes")
+    parser.add_argument("--git-init", action="store_true", help="make the release a git repository of one commit")
+    args = parser.parse_args(argv)
+    try:
+        count = make_release(Path(args.out), allow_dirty=args.allow_dirty, git_init=args.git_init)
+    except ReleaseError as error:
+        print(f"release stopped: {error}", file=sys.stderr)
+        return 1
+    print(f"{count} files released to {args.out}{' (a git repository of one commit)' if args.git_init else ''}; "
+          f"no instructor material, solution code, hidden test, hidden size or secret seed in them.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
