@@ -64,7 +64,7 @@ bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); o
 
 release: ## the student repository of the last commit in OUT=<folder>, checked for leaks (ALLOW_DIRTY=1, GIT_INIT=1)
 	$(if $(OUT),,$(error give the release folder: make release OUT=../cuda-labs-student))
-	$(PYTHON) -m grader.release --out $(OUT) $(if $(filter 1,$(ALLOW_DIRTY)),--allow-dirty) $(if $(filter 1,$(GIT_INIT)),--git-init)
+	$(PYTHON) -m grader release --out $(OUT) $(if $(filter 1,$(ALLOW_DIRTY)),--allow-dirty) $(if $(filter 1,$(GIT_INIT)),--git-init)
 
 skeleton: ## regenerate the student skeletons in labs/ from solutions/
 	$(PYTHON) -m grader skeleton

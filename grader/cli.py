@@ -308,11 +308,12 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def cmd_release(args: argparse.Namespace) -> int:
     try:
-        count = release.make_release(Path(args.out))
-    except release.LeakError as error:
+        count = release.make_release(Path(args.out), allow_dirty=args.allow_dirty, git_init=args.git_init)
+    except release.ReleaseError as error:
         print(f"release stopped: {error}", file=sys.stderr)
         return 1
-    print(f"{count} files released to {args.out}; no solution code, hidden test or secret seed in them.")
+    print(f"{count} files released to {args.out}{' (a git repository of one commit)' if args.git_init else ''}; "
+          f"no instructor material, solution code, hidden test, hidden size or secret seed in them.")
     return 0
 
 
@@ -415,8 +416,11 @@ def parser() -> argparse.ArgumentParser:
     rec.add_argument("--out", required=True)
     rec.set_defaults(run=cmd_record)
 
-    rel = commands.add_parser("release", help="copy the student release (no solutions/) and check it for leaks")
-    rel.add_argument("--out", required=True)
+    rel = commands.add_parser("release", help="write the student repository of the last commit and check it for leaks")
+    rel.add_argument("--out", required=True, help="a new or empty folder for the student repository")
+    rel.add_argument("--allow-dirty", action="store_true",
+                     help="release the last commit even though the checkout has uncommitted or untracked changes")
+    rel.add_argument("--git-init", action="store_true", help="make the release a git repository of one commit")
     rel.set_defaults(run=cmd_release)
 
     link = commands.add_parser("link-check", help="(used by CMake) refuse student objects that replace harness or "

@@ -1,6 +1,6 @@
 """The student release: this repository's committed files without what students must not see.
 
-`make release OUT=DIR` (`python3 -m grader.release --out DIR`) writes the files of the commit
+`make release OUT=DIR` (`python3 -m grader release --out DIR`) writes the files of the commit
 checked out (`git archive HEAD`, so what ships is one commit, whatever the working tree holds)
 less the instructor's material (INSTRUCTOR_ONLY), with the student README and Makefile from
 release/ in place of the instructor's, then checks the copy for leaks (find_leaks). It refuses a
@@ -10,7 +10,6 @@ push to GitHub Classroom.
 """
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import re
@@ -291,24 +290,3 @@ def make_release(out: Path, root: Path = REPO_ROOT, allow_dirty: bool = False, g
     if git_init:
         _commit_all(out, f"CUDA labs (kit commit {commit[:12]})")
     return count
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m grader.release", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="a new or empty folder for the student repository")
-    parser.add_argument("--allow-dirty", action="store_true",
-                        help="release the last commit even though the checkout has uncommitted or untracked changes")
-    parser.add_argument("--git-init", action="store_true", help="make the release a git repository of one commit")
-    args = parser.parse_args(argv)
-    try:
-        count = make_release(Path(args.out), allow_dirty=args.allow_dirty, git_init=args.git_init)
-    except ReleaseError as error:
-        print(f"release stopped: {error}", file=sys.stderr)
-        return 1
-    print(f"{count} files released to {args.out}{' (a git repository of one commit)' if args.git_init else ''}; "
-          f"no instructor material, solution code, hidden test, hidden size or secret seed in them.")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
