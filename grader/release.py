@@ -3,7 +3,8 @@
 `python3 -m grader release --out DIR` copies every tracked file except
 solutions/ (references, hidden tests, grading secrets), then checks the copy
 for leaks: no line of a reference's solution regions, no hidden test name and
-no secret seed may appear in any released file.
+no secret seed may appear in any released file. Before copying, it checks that
+every lab's wrong and right variants still apply to the references.
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import subprocess
 from pathlib import Path
 
 from grader.audit import grader_commit
-from grader.config import REPO_ROOT, list_labs, load_lab
+from grader import variants
+from grader.config import REPO_ROOT, ConfigError, list_labs, load_lab
 from grader.skeleton import solution_code
 
 PRIVATE = ("solutions/",)
@@ -87,10 +89,20 @@ def find_leaks(release: Path, root: Path = REPO_ROOT) -> list[str]:
     return leaks
 
 
+def check_variants(root: Path = REPO_ROOT) -> None:
+    """ConfigError unless every wrong and right variant of every lab still applies to its reference exactly once:
+    a release whose self-check cannot build its variants would be one nobody can vouch for."""
+    broken = [problem for lab in list_labs(root) for problem in variants.problems(load_lab(lab, root))]
+    if broken:
+        raise ConfigError(f"{len(broken)} wrong or right variant(s) no longer apply to their reference; change "
+                          f"their `replace` text in hidden.toml:\n  " + "\n  ".join(broken))
+
+
 def make_release(out: Path, root: Path = REPO_ROOT) -> int:
     """Copy the public files to `out`; raises LeakError if the copy shows anything private."""
     if out.exists() and any(out.iterdir()):
         raise LeakError(f"{out} is not empty; give a new folder")
+    check_variants(root)
     count = 0
     for name in tracked_files(root):
         if name.startswith(PRIVATE) or not (root / name).is_file():
