@@ -33,6 +33,7 @@ _DEFINITION = re.compile(r"\b(\w+)\s*\(([^()]*)\)\s*(?:const\s*)?(?:noexcept\s*)
 _STRING_PARAMETER = re.compile(r"^\s*(?:const\s+)?std::string\s*(?:const\s*)?&?\s*(\w+)\s*(?:=.*)?$", re.DOTALL)
 _LITERAL = re.compile(r'^\s*"((?:\\.|[^"\\])*)"\s*$')
 _DIRECTIVE = re.compile(r"^\s*#\s*(\w+)(.*)$")
+_KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"}
 _HIDDEN_MACRO = re.compile(r"^\s*(?:defined\s*\(?\s*)?KIT_HIDDEN_TESTS\s*\)?\s*$")
 
 
@@ -107,7 +108,7 @@ def _wrappers(texts: list[str], readers: dict[str, tuple[int, ...]]) -> dict[str
         for text in texts:
             for match in _DEFINITION.finditer(text):
                 name = match.group(1)
-                if name in readers or name in ("if", "for", "while", "switch", "catch"):
+                if name in readers or name in _KEYWORDS:
                     continue
                 keys = {}
                 for index, parameter in enumerate(_split_arguments(match.group(2))):
@@ -128,7 +129,8 @@ def _wrappers(texts: list[str], readers: dict[str, tuple[int, ...]]) -> dict[str
 
 
 def _calls(text: str, readers: dict[str, tuple[int, ...]]):
-    """(reader, argument index, argument text) for each name argument of each reader call in `text`."""
+    """(reader, argument index, argument text, call start, call end) for each name argument of each reader
+    call in `text`."""
     pattern = re.compile(r"(?<![\w.])(?:kit::|\w+::)?(" + "|".join(map(re.escape, readers)) + r")\s*\(")
     for match in pattern.finditer(text):
         end = _closing(text, match.end() - 1, "(", ")")
@@ -143,7 +145,7 @@ def _calls(text: str, readers: dict[str, tuple[int, ...]]):
 def _hidden_lines(text: str) -> list[bool]:
     """For each line of `text`, whether it is compiled only where KIT_HIDDEN_TESTS is defined."""
     flags, stack = [], []  # stack: per open #if, True (hidden only), False (public only) or None
-    for line in text.splitlines():
+    for line in text.split("\n"):
         directive = _DIRECTIVE.match(line)
         if directive:
             word, rest = directive.group(1), directive.group(2)
@@ -159,9 +161,6 @@ def _hidden_lines(text: str) -> list[bool]:
                 stack.pop()
         flags.append(any(flag is True for flag in stack))
     return flags
-
-
-_KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype"}
 
 
 def _helpers(text: str) -> list[tuple[str, int, int, int]]:
