@@ -9,14 +9,19 @@
 - wrong/<name>/ and right/<name>/: each deliberately wrong submission and each
   correct alternative (another block or tile size), made from the reference by
   the one text replacement hidden.toml gives, so it follows every edit of the
-  reference.
+  reference (found ignoring whitespace and // comments where it no longer occurs
+  as written: grader/variants.py).
+
+Before writing anything it checks that every parameter the lab's tests read by name
+is declared in its config (grader/paramcheck.py), which otherwise shows only when a
+GPU runs the test.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from grader import calls, sanitizer
-from grader.config import KNOWN_LIBRARIES, ConfigError, LabConfig
+from grader import calls, paramcheck, sanitizer, variants
+from grader.config import KNOWN_LIBRARIES, LabConfig
 
 
 def _param_line(key: str, value: object) -> str:
@@ -35,17 +40,7 @@ def _on(flag: bool) -> str:
 
 def variant_sources(config: LabConfig, table: str) -> dict[str, dict[str, str]]:
     """The files of each variant in hidden.toml's [[wrong]] or [[right]] (`table`): name -> {file name: text}."""
-    sources = {}
-    for variant in getattr(config, table):
-        files = {name: (config.solution_dir / name).read_text() for name in config.student_files}
-        count = files[variant.file].count(variant.replace)
-        if count != 1:
-            raise ConfigError(f"solutions/{config.name}/hidden.toml [[{table}]] '{variant.name}': the text to "
-                              f"replace occurs {count} times in {variant.file} (it must occur exactly once): "
-                              f"{variant.replace!r}")
-        files[variant.file] = files[variant.file].replace(variant.replace, variant.by)
-        sources[variant.name] = files
-    return sources
+    return variants.sources(config, table)
 
 
 def lab_cmake(config: LabConfig, plan: calls.Plan) -> str:
@@ -87,6 +82,7 @@ def lab_cmake(config: LabConfig, plan: calls.Plan) -> str:
 
 
 def write(config: LabConfig, out: Path) -> None:
+    paramcheck.require_declared(config)
     out.mkdir(parents=True, exist_ok=True)
     params = [_param_line(k, v) for k, v in sorted(config.params.items())]
     _write_if_changed(out / "params.txt", "\n".join(params) + "\n")

@@ -185,6 +185,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def cmd_skeleton(args: argparse.Namespace) -> int:
     stale = 0
+    broken = []
     for lab in _labs(args.lab):
         config = load_lab(lab)
         if config.solution_dir is None:
@@ -193,14 +194,17 @@ def cmd_skeleton(args: argparse.Namespace) -> int:
             for diff in skeleton.differences(config):
                 stale += 1
                 print(diff)
+            broken += skeleton.variant_problems(config)
         else:
             for path in skeleton.write(config):
                 print(f"wrote {path.relative_to(REPO_ROOT)}")
     if stale:
         print(f"{stale} skeleton file(s) differ from their reference; run `python3 -m grader skeleton`.",
               file=sys.stderr)
-        return 1
-    return 0
+    if broken:
+        print(f"{len(broken)} wrong or right variant(s) no longer apply to their reference; change their "
+              f"`replace` text in hidden.toml:\n  " + "\n  ".join(broken), file=sys.stderr)
+    return 1 if stale or broken else 0
 
 
 def cmd_configure(args: argparse.Namespace) -> int:

@@ -6,7 +6,8 @@ less the instructor's material (INSTRUCTOR_ONLY), with the student README and Ma
 release/ in place of the instructor's, then checks the copy for leaks (find_leaks). It refuses a
 checkout with uncommitted or untracked changes unless allow_dirty is given, and a folder that is
 not a git checkout. With git_init, the release becomes a git repository of one commit, ready to
-push to GitHub Classroom.
+push to GitHub Classroom. Before anything is written, it checks that every lab's wrong and right
+variants still apply to the references.
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from grader.config import REPO_ROOT, list_labs, load_lab
+from grader import variants
+from grader.config import REPO_ROOT, ConfigError, list_labs, load_lab
 from grader.skeleton import solution_code
 
 # Never in a release: references and hidden tests, GPU run records (they name hidden sizes and wrong
@@ -233,6 +235,15 @@ def find_leaks(release: Path, root: Path = REPO_ROOT, *more_roots: Path) -> list
     return leaks
 
 
+def check_variants(root: Path = REPO_ROOT) -> None:
+    """ConfigError unless every wrong and right variant of every lab still applies to its reference exactly once:
+    a release whose self-check cannot build its variants would be one nobody can vouch for."""
+    broken = [problem for lab in list_labs(root) for problem in variants.problems(load_lab(lab, root))]
+    if broken:
+        raise ConfigError(f"{len(broken)} wrong or right variant(s) no longer apply to their reference; change "
+                          f"their `replace` text in hidden.toml:\n  " + "\n  ".join(broken))
+
+
 def _commit_all(folder: Path, message: str) -> None:
     _git(["init", "--quiet"], folder)
     _git(["add", "--all"], folder)
@@ -252,6 +263,7 @@ def make_release(out: Path, root: Path = REPO_ROOT, allow_dirty: bool = False, g
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReleaseError(f"{out} is not empty; give a new folder")
     check_checkout(root)
+    check_variants(root)
     changes = uncommitted_changes(root)
     if changes:
         listing = "\n  ".join(changes[:40] + ([f"... and {len(changes) - 40} more"] if len(changes) > 40 else []))

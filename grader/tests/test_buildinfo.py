@@ -48,7 +48,7 @@ def test_a_sanitized_case_carries_the_graders_sanitizer_options(toy_repo: Path, 
 def test_a_wrong_variant_whose_text_is_gone_is_an_error(toy_repo: Path, tmp_path: Path):
     hidden = toy_repo / "solutions/50-toy/hidden.toml"
     hidden.write_text(hidden.read_text().replace('replace = "i < n"', 'replace = "i <= n"'))
-    with pytest.raises(ConfigError, match="occurs 0 times in toy.cu"):
+    with pytest.raises(ConfigError, match="occurs 0 times in solutions/50-toy/toy.cu"):
         write(load_lab("50-toy", toy_repo), tmp_path / "out")
 
 
