@@ -8,6 +8,7 @@ hidden tests' point total appears: no hidden test's name, no hidden parameter.
 """
 from __future__ import annotations
 
+import re
 import textwrap
 import tomllib
 from dataclasses import dataclass
@@ -161,9 +162,28 @@ def shown_path(config: LabConfig) -> Path:
     return handout_path(config).relative_to(config.lab_dir.parent.parent)
 
 
+def _stated_sizes(case: str) -> list[int]:
+    """The sizes a timing case's name states: 2^k, and each side of a shape such as 4096x4096."""
+    sizes = [1 << int(k) for k in re.findall(r"(?<![\w^])2\^(\d+)(?![\d+])", case)]
+    for shape in re.findall(r"(?<![\w])\d+(?:x\d+)+(?![\w])", case):
+        sizes += [int(side) for side in shape.split("x")]
+    return sizes
+
+
+def stale_case_names(config: LabConfig) -> list[str]:
+    """Timing case names (shown in the handout's table) stating a size no public timing parameter holds: the
+    name was written for an older size."""
+    held = {item for value in timing_sizes(config).values()
+            for item in (value if isinstance(value, list) else [value])}
+    return [f"{case!r} states {size}, which no timing size in lab.toml's [params] holds "
+            f"({', '.join(f'{k} = {_size(k, v)}' for k, v in timing_sizes(config).items()) or 'none'})"
+            for case in config.timing_cases for size in _stated_sizes(case) if size not in held]
+
+
 def problems(config: LabConfig) -> list[Difference]:
-    """Why the lab's handout does not follow its config: its total, then the first line that differs."""
-    found = []
+    """Why the lab's handout does not follow its config: its total, timing case names that state an old size,
+    then the first line of the grading section that differs."""
+    found = [Difference(config.name, f"the timing case {stale}") for stale in stale_case_names(config)]
     if config.max_points != EXPECTED_TOTAL:
         found.append(Difference(config.name, f"its points sum to {_points(config.max_points)} without extra "
                                              f"credit, not {_points(EXPECTED_TOTAL)} (lab.toml and hidden.toml)"))

@@ -230,3 +230,15 @@ def test_nothing_of_hidden_toml_but_its_points_reaches_a_generated_section(name:
     generated = handouts.generate(config)
     assert _leaks(generated, names, values) == []
     assert str(config.grading_seed) not in re.findall(r"\d+", generated)
+
+
+def test_a_timing_case_name_stating_an_old_size_fails_the_check(lab: Path):
+    toml = lab / "labs/50-toy/lab.toml"
+    toml.write_text(toml.read_text().replace('"toy timing: fast"', '"toy timing: 2^26 floats on 4099x3001"'))
+    handouts.write(load_lab("50-toy", lab))
+    assert _problems(lab) == []
+    _edit(toml, "timing_n = 67108864", "timing_n = 134217728")
+    handouts.write(load_lab("50-toy", lab))
+    assert _problems(lab) == ["50-toy: the timing case 'toy timing: 2^26 floats on 4099x3001' states 67108864, which "
+                              "no timing size in lab.toml's [params] holds (timing_n = 2^27 (134217728), "
+                              "timing_size = 4099 × 3001)"]
