@@ -43,6 +43,11 @@ def _wrap(text: str) -> list[str]:
     return textwrap.wrap(text, width=100, break_long_words=False, break_on_hyphens=False)
 
 
+def _cell(text: str) -> str:
+    """Text in a Markdown table cell: a | would end the cell."""
+    return text.replace("|", "\\|")
+
+
 def _calls(count: object, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
@@ -87,7 +92,7 @@ def _requires(spec: PerfSpec) -> str:
 
 
 def _perf_row(spec: PerfSpec) -> str:
-    label = f"performance: `{spec.measurement}` ({spec.case})"
+    label = f"performance: `{spec.measurement}` ({_cell(spec.case)})"
     if spec.points == 0:
         label += ", reported for comparison, no points"
     return f"| {label} | {_points(spec.points)} |"
@@ -103,13 +108,13 @@ def generate(config: LabConfig) -> str:
     extra_perf = [p for p in config.perf if p.extra_credit]
 
     lines = [BEGIN, "", "| test | points |", "|---|---|"]
-    lines += [f"| {t.name} | {_points(t.points)} |" for t in core_tests]
+    lines += [f"| {_cell(t.name)} | {_points(t.points)} |" for t in core_tests]
     if hidden_core:
         lines.append(f"| hidden tests, run by your TA | {_points(hidden_core)} |")
     lines += [_perf_row(p) for p in core_perf]
     lines.append(f"| **total** | **{_points(config.max_points)}** |")
     if config.extra_credit_points:
-        lines += [f"| *extra credit:* {t.name} | {_points(t.points)} |" for t in extra_tests]
+        lines += [f"| *extra credit:* {_cell(t.name)} | {_points(t.points)} |" for t in extra_tests]
         if hidden_extra:
             lines.append(f"| *extra credit:* hidden tests, run by your TA | {_points(hidden_extra)} |")
         lines += [_perf_row(p).replace("| performance", "| *extra credit:* performance", 1) for p in extra_perf]
@@ -167,7 +172,7 @@ def _stated_sizes(case: str) -> list[int]:
     sizes = [1 << int(k) for k in re.findall(r"(?<![\w^])2\^(\d+)(?![\d+])", case)]
     for shape in re.findall(r"(?<![\w])\d+(?:x\d+)+(?![\w])", case):
         sizes += [int(side) for side in shape.split("x")]
-    return sizes
+    return list(dict.fromkeys(sizes))
 
 
 def stale_case_names(config: LabConfig) -> list[str]:
