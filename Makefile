@@ -12,7 +12,7 @@ CMAKE_FLAGS += -DCUDA_ARCH="$(CUDA_ARCH)"
 endif
 GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 
-.PHONY: help build test test-gpu grade selfcheck bench-class release skeleton skeleton-check slides slides-check charts clean $(LABS)
+.PHONY: help build test test-gpu grade selfcheck bench-class release skeleton skeleton-check handouts slides slides-check charts clean $(LABS)
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -46,10 +46,11 @@ $(LABS): $(BUILD)/CMakeCache.txt
 grade: ## grade your labs (or LAB=.. [SUBMISSION=..]); prints a score table
 	$(PYTHON) -m grader grade $(if $(LAB),--lab $(LAB)) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
-test: build ## build everything, then run ctest (GPU tests skip without a GPU), grader tests, skeleton check
+test: build ## build everything, then run ctest (GPU tests skip without a GPU), grader tests, skeleton and handout checks
 	cd $(BUILD) && ctest --output-on-failure --parallel $(JOBS)
 	$(if $(PYTEST),$(PYTEST) -q grader/tests,$(error no Python with pytest found: apt-get install python3-pytest))
 	$(PYTHON) -m grader skeleton --check
+	$(PYTHON) -m grader handouts --check
 	$(MAKE) --no-print-directory slides-check
 
 test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
@@ -71,6 +72,9 @@ skeleton: ## regenerate the student skeletons in labs/ from solutions/
 
 skeleton-check: ## fail if a committed skeleton differs from its reference
 	$(PYTHON) -m grader skeleton --check
+
+handouts: ## write each handout's grading section (labs/<lab>/README.md) from its lab.toml
+	$(PYTHON) -m grader handouts
 
 # Lecture decks: Markdown rendered by Marp (`npm ci --prefix slides` installs it); see slides/README.md.
 slides: ## build the lecture decks into build/slides/ (HTML; PDF too where Chromium is installed)

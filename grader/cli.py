@@ -9,8 +9,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import (build, buildinfo, calls, classroom, linkcheck, merge, record, release, report, sandbox, skeleton,
-                    slurm)
+from grader import (build, buildinfo, calls, classroom, handouts, linkcheck, merge, record, release, report, sandbox,
+                    skeleton, slurm)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_host_buffers, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.grade import GraderError, NoGpu, fresh_workroot, grade_submission, list_cases, remove_workroot
@@ -207,6 +207,22 @@ def cmd_skeleton(args: argparse.Namespace) -> int:
     return 1 if stale or broken else 0
 
 
+def cmd_handouts(args: argparse.Namespace) -> int:
+    if args.check:
+        found = [problem for lab in _labs(args.lab) for problem in handouts.problems(load_lab(lab))]
+        for problem in found:
+            print(problem)
+        if found:
+            print(f"{len(found)} handout problem(s); fix the config, or run `make handouts` to rewrite the "
+                  f"grading sections.", file=sys.stderr)
+        return 1 if found else 0
+    for lab in _labs(args.lab):
+        config = load_lab(lab)
+        if handouts.write(config):
+            print(f"wrote {handouts.shown_path(config)}")
+    return 0
+
+
 def cmd_configure(args: argparse.Namespace) -> int:
     buildinfo.write(load_lab(args.lab), Path(args.out))
     return 0
@@ -399,6 +415,14 @@ def parser() -> argparse.ArgumentParser:
     skel.add_argument("--check", action="store_true", help="exit 1 if a committed skeleton is out of date")
     skel.set_defaults(run=cmd_skeleton)
 
+    hand = commands.add_parser("handouts", help="write each handout's grading section (labs/<lab>/README.md) from "
+                               "its config")
+    hand.add_argument("--lab")
+    hand.add_argument("--check", action="store_true",
+                      help="exit 1 naming the lab and the first difference if a handout does not follow its config, "
+                           "or a lab's points do not sum to 100")
+    hand.set_defaults(run=cmd_handouts)
+
     selfcheck = commands.add_parser("selfcheck", help="reference full marks, skeleton zero, wrong variants lose, right ones pass")
     selfcheck.add_argument("--lab")
     selfcheck.add_argument("--build-dir", default="build")
@@ -467,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ConfigError, skeleton.MarkerError) as error:
+    except (ConfigError, skeleton.MarkerError, handouts.HandoutError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except NoGpu as error:

@@ -1,0 +1,244 @@
+"""The handouts' grading sections follow the labs' configs, and give away nothing of hidden.toml but its points."""
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from grader import cli, handouts
+from grader.config import list_labs, load_lab
+from grader.tests.conftest import REPO, TOY_CONFIG_HEAD, write
+
+# A lab of 100 points whose hidden parts are easy to spot if they leak: names and numbers found nowhere else.
+PUBLIC = TOY_CONFIG_HEAD + """timing_n = 67108864
+timing_size = [4099, 3001]
+
+[[tests]]
+name = "toy: adds"
+points = 40
+
+[[tests]]
+name = "toy reference: worked out by hand"
+points = 0
+gpu = false
+
+[[perf]]
+case = "toy timing: fast"
+measurement = "toy_kernel"
+points = 30
+requires = ["toy:*"]
+
+[[perf]]
+case = "toy timing: fast"
+measurement = "toy_host"
+points = 0
+
+[[perf]]
+case = "toy timing: faster"
+measurement = "toy_kernel_bonus"
+points = 5
+extra_credit = true
+"""
+
+HIDDEN = """
+[grading]
+seed = 99
+
+[params]
+secret_sizes = [777013, 9999991]
+secret_tolerance = 0.000123457
+
+[[tests]]
+name = "toy (hidden): quokka sized inputs"
+points = 20
+
+[[tests]]
+name = "toy (hidden): platypus under memcheck"
+points = 10
+sanitizer = "memcheck"
+
+[[tests]]
+name = "toy (hidden): wombat extra credit"
+points = 3
+extra_credit = true
+"""
+
+README = f"""# Lab 50: Toy
+
+Some prose before.
+
+## Grading
+
+{handouts.BEGIN}
+{handouts.END}
+
+Prose after the table stays.
+"""
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Path:
+    """A repository with one lab of 100 points, 50-toy, its handout generated."""
+    write(tmp_path / "labs/50-toy/lab.toml", PUBLIC)
+    write(tmp_path / "labs/50-toy/README.md", README)
+    write(tmp_path / "solutions/50-toy/hidden.toml", HIDDEN)
+    assert handouts.write(load_lab("50-toy", tmp_path))
+    return tmp_path
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def _problems(root: Path) -> list[str]:
+    return [str(p) for p in handouts.problems(load_lab("50-toy", root))]
+
+
+def test_every_committed_handout_follows_its_config():
+    done = subprocess.run([sys.executable, "-m", "grader", "handouts", "--check"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in list_labs():
+        assert handouts.problems(load_lab(name)) == [], f"{name}: run `make handouts`"
+
+
+def test_every_lab_totals_100_without_extra_credit():
+    totals = {name: load_lab(name).max_points for name in list_labs()}
+    assert len(totals) == 12
+    assert {name: total for name, total in totals.items() if total != handouts.EXPECTED_TOTAL} == {}
+
+
+def test_generated_section_states_points_thresholds_sizes_and_total(lab: Path):
+    text = (lab / "labs/50-toy/README.md").read_text()
+    assert text.startswith("# Lab 50: Toy\n\nSome prose before.\n\n## Grading\n\n" + handouts.BEGIN)
+    assert text.endswith(handouts.END + "\n\nProse after the table stays.\n")
+    assert "| toy: adds | 40 |" in text
+    assert "| toy reference: worked out by hand | 0 |" in text
+    assert "| hidden tests, run by your TA | 30 |" in text
+    assert "| performance: `toy_kernel` (toy timing: fast) | 30 |" in text
+    assert "`toy_host` (toy timing: fast), reported for comparison, no points | 0 |" in text
+    assert "| **total** | **100** |" in text
+    assert "| *extra credit:* hidden tests, run by your TA | 3 |" in text
+    assert "| *extra credit:* performance: `toy_kernel_bonus` (toy timing: faster) | 5 |" in text
+    assert "| **with extra credit** | **108** |" in text
+    flat = " ".join(text.split())
+    assert "full points at ≤ 1.2× the reference's time" in flat and "none past 10×" in flat
+    assert "- `toy_kernel`: every test named `toy:…`" in text
+    assert "`timing_n` = 2^26 (67108864)" in flat and "`timing_size` = 4099 × 3001" in flat
+    assert "median of 3 timed calls after 1 warm-up call," in flat
+    assert _problems(lab) == []
+
+
+@pytest.mark.parametrize("where, old, new, handout_says, config_says", [
+    ("labs/50-toy/lab.toml", "points = 40", "points = 42", "| toy: adds | 40 |", "| toy: adds | 42 |"),
+    ("labs/50-toy/lab.toml", "full_at = 1.2", "full_at = 1.5", "≤ 1.2×", "≤ 1.5×"),
+    ("labs/50-toy/lab.toml", "zero_at = 10.0", "zero_at = 4.0", "none past 10×", "none past 4×"),
+    ("labs/50-toy/lab.toml", "timing_n = 67108864", "timing_n = 134217728", "2^26", "2^27"),
+    ("labs/50-toy/lab.toml", "timing_repeats = 3", "timing_repeats = 5", "median of 3", "median of 5"),
+    ("solutions/50-toy/hidden.toml", "points = 20", "points = 25", "run by your TA | 30", "run by your TA | 35"),
+])
+def test_a_config_change_the_handout_misses_fails_the_check(lab: Path, where, old, new, handout_says, config_says):
+    _edit(lab / where, old, new)
+    found = _problems(lab)
+    assert found and all(p.startswith("50-toy: ") for p in found)
+    difference = found[-1]
+    assert "labs/50-toy/README.md" in difference and "make handouts" in difference
+    handout_line, config_line = difference.splitlines()[1:3]
+    assert handout_says in handout_line and config_says in config_line
+    assert handouts.write(load_lab("50-toy", lab))
+    assert [p for p in _problems(lab) if "differs" in p] == []
+
+
+def test_a_total_other_than_100_fails_even_with_the_handout_regenerated(lab: Path):
+    _edit(lab / "labs/50-toy/lab.toml", "points = 40", "points = 42")
+    handouts.write(load_lab("50-toy", lab))
+    assert _problems(lab) == ["50-toy: its points sum to 102 without extra credit, not 100 (lab.toml and hidden.toml)"]
+
+
+def test_an_edit_inside_the_generated_section_fails_the_check(lab: Path):
+    _edit(lab / "labs/50-toy/README.md", "| **total** | **100** |", "| **total** | **101** |")
+    (found,) = _problems(lab)
+    assert "handout: | **total** | **101** |" in found and "config:  | **total** | **100** |" in found
+
+
+@pytest.mark.parametrize("readme", ["# no markers\n", f"{handouts.BEGIN}\n{handouts.END}\n{handouts.END}\n",
+                                    f"{handouts.END}\n{handouts.BEGIN}\n"])
+def test_markers_missing_doubled_or_reversed_are_named(lab: Path, readme: str):
+    (lab / "labs/50-toy/README.md").write_text(readme)
+    (found,) = _problems(lab)
+    assert "labs/50-toy/README.md" in found and "grading" in found
+    with pytest.raises(handouts.HandoutError):
+        handouts.write(load_lab("50-toy", lab))
+
+
+def test_the_command_exits_non_zero_naming_the_lab_and_the_first_difference(lab: Path, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "load_lab", functools.partial(load_lab, root=lab))
+    monkeypatch.setattr(cli, "list_labs", functools.partial(list_labs, lab))
+    assert cli.main(["handouts", "--check"]) == 0
+    _edit(lab / "labs/50-toy/lab.toml", "full_at = 1.2", "full_at = 1.3")
+    assert cli.main(["handouts", "--check"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("50-toy: labs/50-toy/README.md") and "1.2×" in out and "1.3×" in out
+    assert cli.main(["handouts"]) == 0
+    assert capsys.readouterr().out == "wrote labs/50-toy/README.md\n"
+    assert cli.main(["handouts", "--check", "--lab", "50-toy"]) == 0
+
+
+def _hidden_parts(root: Path, name: str) -> tuple[list[str], list[str]]:
+    """A lab's hidden test names, and its hidden parameter values that lab.toml does not also hold."""
+    path = root / "solutions" / name / "hidden.toml"
+    if not path.is_file():
+        return [], []
+    with path.open("rb") as f:
+        hidden = tomllib.load(f)
+    public_text = (root / "labs" / name / "lab.toml").read_text()
+    values = []
+    for value in hidden.get("params", {}).values():
+        for item in value if isinstance(value, list) else [value]:
+            text = str(item)
+            # Small numbers (1, 33, 0.5) appear in any table; a value the public config also holds is no secret.
+            if len(text.replace(".", "")) >= 4 and not re.search(rf"(?<![\w.]){re.escape(text)}(?![\w.])", public_text):
+                values.append(text)
+    return [t["name"] for t in hidden.get("tests", [])], values
+
+
+def _leaks(text: str, names: list[str], values: list[str]) -> list[str]:
+    found = [name for name in names if name in text]
+    found += [value for value in values if re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", text)]
+    return found
+
+
+def test_nothing_of_hidden_toml_but_its_points_reaches_the_toy_handout(lab: Path):
+    names, values = _hidden_parts(lab, "50-toy")
+    assert len(names) == 3 and {"777013", "9999991", "0.000123457"} <= set(values)
+    text = (lab / "labs/50-toy/README.md").read_text()
+    assert _leaks(text, names + ["quokka", "platypus", "wombat", "memcheck", "hidden)"], values) == []
+    assert "99" not in re.findall(r"\d+", text)  # the secret seed
+
+
+@pytest.mark.parametrize("name", list_labs())
+def test_nothing_of_hidden_toml_but_its_points_reaches_a_generated_section(name: str):
+    config = load_lab(name)
+    names, values = _hidden_parts(REPO, name)
+    generated = handouts.generate(config)
+    assert _leaks(generated, names, values) == []
+    assert str(config.grading_seed) not in re.findall(r"\d+", generated)
+
+
+def test_a_timing_case_name_stating_an_old_size_fails_the_check(lab: Path):
+    toml = lab / "labs/50-toy/lab.toml"
+    toml.write_text(toml.read_text().replace('"toy timing: fast"', '"toy timing: 2^26 floats on 4099x3001"'))
+    handouts.write(load_lab("50-toy", lab))
+    assert _problems(lab) == []
+    _edit(toml, "timing_n = 67108864", "timing_n = 134217728")
+    handouts.write(load_lab("50-toy", lab))
+    assert _problems(lab) == ["50-toy: the timing case 'toy timing: 2^26 floats on 4099x3001' states 67108864, which "
+                              "no timing size in lab.toml's [params] holds (timing_n = 2^27 (134217728), "
+                              "timing_size = 4099 × 3001)"]
