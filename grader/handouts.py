@@ -16,7 +16,7 @@ from pathlib import Path
 
 from grader.config import LabConfig, PerfSpec
 
-BEGIN = "<!-- grading: generated from lab.toml by `make handouts`; do not edit -->"
+BEGIN = "<!-- grading: generated from lab.toml by the instructor's grader (python3 -m grader handouts); do not edit -->"
 END = "<!-- end grading -->"
 # A lab's points without extra credit: scores read as percentages, and the gradebook assumes it.
 EXPECTED_TOTAL = 100.0

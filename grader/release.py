@@ -262,8 +262,8 @@ def make_release(out: Path, root: Path = REPO_ROOT, allow_dirty: bool = False, g
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ReleaseError(f"{out} is not empty; give a new folder")
-    check_checkout(root)
     check_variants(root)
+    check_checkout(root)
     changes = uncommitted_changes(root)
     if changes:
         listing = "\n  ".join(changes[:40] + ([f"... and {len(changes) - 40} more"] if len(changes) > 40 else []))
