@@ -9,8 +9,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import (build, buildinfo, calls, classroom, handouts, linkcheck, merge, record, release, report, sandbox,
-                    skeleton, slurm)
+from grader import (build, buildinfo, calls, classroom, handouts, intake, linkcheck, merge, record, release, report,
+                    sandbox, skeleton, slurm)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_host_buffers, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.grade import GraderError, NoGpu, fresh_workroot, grade_submission, list_cases, remove_workroot
@@ -145,6 +145,23 @@ def _check_intake(config: LabConfig, submissions: Path, shard: tuple[int, int] |
     refused = sum(bool(check.problem) for check in checks)
     print(f"\nIntake of {config.name}: {len(checks) - refused} ok, {refused} refused (nothing built or run).")
     return 1 if refused else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Intake's checks on one's own files (or --submission), before a build: one line per problem, exit 1."""
+    config = load_lab(args.lab)
+    submission = Path(args.submission) if args.submission else config.lab_dir
+    found = intake.check(submission, config)
+    for problem in found:
+        print(f"error: {problem}", file=sys.stderr)
+    if found:
+        print(f"{config.name}: grading would refuse this submission before building it ({len(found)} problem"
+              f"{'' if len(found) == 1 else 's'} above); fix {'it' if len(found) == 1 else 'them'} and try again.",
+              file=sys.stderr)
+        return 1
+    print(f"{config.name}: intake check passed ({', '.join(config.student_files)}: nothing grading refuses before "
+          f"building).")
+    return 0
 
 
 def cmd_slurm(args: argparse.Namespace) -> int:
@@ -384,6 +401,15 @@ def parser() -> argparse.ArgumentParser:
     klass.add_argument("--counts-file", help=argparse.SUPPRESS)
     klass.add_argument("--stop-file", help=argparse.SUPPRESS)
     klass.set_defaults(run=cmd_grade_class)
+
+    checking = commands.add_parser(
+        "check", help="check one's own files (or a submission) as grading's intake does, building nothing",
+        description="What grading refuses before it builds: a missing or doubled student file, a forbidden "
+                    "#include or identifier (the lab's `forbidden`, and files, processes, the environment or "
+                    "leaving the process in any lab). One line per problem; exit 1 if any. `make <lab>` runs it.")
+    checking.add_argument("--lab", required=True)
+    checking.add_argument("--submission", help="a folder or .zip (default: the lab's files in labs/)")
+    checking.set_defaults(run=cmd_check)
 
     batch = commands.add_parser(
         "slurm", help="write (and submit) a Slurm job array that grades a class in shards",

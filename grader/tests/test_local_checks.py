@@ -1,0 +1,120 @@
+"""What grading refuses before it builds, a student learns locally: `make <lab>` runs intake's check on the
+student's own files (`python3 -m grader check`), and every handout says what student code may not use."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import handouts, intake
+from grader.config import list_labs, load_lab
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _check(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", "check", *args], cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("lab", list_labs())
+def test_every_untouched_skeleton_passes_the_check(lab: str):
+    checked = _check("--lab", lab)
+    assert checked.returncode == 0, checked.stderr
+    assert "intake check passed" in checked.stdout
+
+
+def test_exit_is_refused_by_the_check_with_the_students_path_and_line(tmp_path: Path):
+    # exit is allowed at link time (nvcc's stubs call it: grader/linkcheck.py), but intake refuses it by name
+    # in the source; the local check is where a student learns that before submitting.
+    submission = tmp_path / "mine"
+    submission.mkdir()
+    text = (REPO / "labs/05-reduction/reduction.cu").read_text()
+    (submission / "reduction.cu").write_text(
+        "#include <cub/cub.cuh>\n" + text + "\nvoid give_up() { exit(1); }\nint shell() { return system(\"ls\"); }\n")
+    checked = _check("--lab", "05-reduction", "--submission", str(submission))
+    assert checked.returncode == 1
+    lines = [line for line in checked.stderr.splitlines() if line.startswith("error: ")]
+    last = text.count("\n") + 3  # the include, the file, a blank line
+    path = submission / "reduction.cu"
+    assert lines == [
+        f"error: {path}:1: this lab does not allow #include <cub/cub.cuh> (lab 05-reduction does not allow cub "
+        f"in student code)",
+        f"error: {path}:{last}: uses 'exit': student code may not use it (it could read or change the grader's "
+        f"files or process)",
+        f"error: {path}:{last + 1}: uses 'system': student code may not use it (it could read or change the "
+        f"grader's files or process)"]
+    assert "grading would refuse this submission before building it (3 problems above)" in checked.stderr
+
+
+def test_the_check_and_grading_refuse_the_same_files(tmp_path: Path):
+    config = load_lab("01-vector-add")
+    for text in ("void f() { exit(1); }\n", "// exit(1) in a comment\nconst char* s = \"abort\";\n"):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        (tmp_path / "sub/vector_add.cu").write_text(text)
+        problems = intake.check(tmp_path / "sub", config)
+        try:
+            intake.stage(tmp_path / "sub", config, tmp_path / "staged")
+            refused = None
+        except intake.IntakeError as error:
+            refused = str(error)
+        assert bool(problems) == bool(refused)
+        if refused:
+            assert problems[0].endswith(refused.split(":", 1)[1])
+
+
+def test_a_missing_file_is_one_line(tmp_path: Path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub/vectoradd.cu").write_text("")
+    checked = _check("--lab", "01-vector-add", "--submission", str(tmp_path / "sub"))
+    assert checked.returncode == 1
+    assert "error: found vectoradd.cu; expected vector_add.cu" in checked.stderr
+
+
+def _copy_for_make(tmp_path: Path, makefile: str) -> Path:
+    """A tree with the grader, one lab and the given Makefile, and a build folder already configured (an
+    empty CMakeCache.txt), so that make goes straight to the lab's recipe."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "grader", root / "grader", ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    shutil.copytree(REPO / "labs/01-vector-add", root / "labs/01-vector-add")
+    shutil.copy(REPO / makefile, root / "Makefile")
+    (root / "build").mkdir()
+    (root / "build/CMakeCache.txt").write_text("")
+    return root
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.parametrize("makefile", ["Makefile", "release/Makefile"])
+def test_make_lab_stops_before_building_on_what_grading_refuses(tmp_path: Path, makefile: str):
+    root = _copy_for_make(tmp_path, makefile)
+    student = root / "labs/01-vector-add/vector_add.cu"
+    student.write_text(student.read_text() + "\nvoid give_up() { exit(1); }\n")
+    made = subprocess.run(["make", "01-vector-add", f"PYTHON={sys.executable}"], cwd=root, capture_output=True,
+                          text=True)
+    assert made.returncode != 0
+    assert f"error: labs/01-vector-add/vector_add.cu:{student.read_text().count(chr(10))}: uses 'exit'" in made.stderr
+    assert "cmake --build" not in made.stdout  # refused before the build
+
+
+@pytest.mark.parametrize("makefile", ["Makefile", "release/Makefile"])
+def test_make_lab_checks_then_builds(makefile: str):
+    text = (REPO / makefile).read_text()
+    recipe = text[text.index("$(LABS): $(BUILD)/CMakeCache.txt"):].splitlines()[1:4]
+    assert recipe == ["\t$(PYTHON) -m grader check --lab $@",
+                      "\tcmake --build $(BUILD) --parallel $(JOBS) --target $@-tests",
+                      "\t$(BUILD)/$@/$@-tests"]
+
+
+@pytest.mark.parametrize("lab", list_labs())
+def test_every_handout_says_what_student_code_may_not_use(lab: str):
+    config = load_lab(lab)
+    text = " ".join(handouts.handout_path(config).read_text().split())
+    assert "What your code may not use:" in text
+    for word in ("exit", "getenv", "fopen", "system"):
+        assert f"`{word}`" in text
+    assert "files, processes, signals, threads, dynamic loading or raw system calls" in text
+    for prefix in config.forbidden:
+        assert f"starting with `{prefix}`" in text
+    assert f"python3 -m grader check --lab {lab}" in text
