@@ -2,6 +2,7 @@
 student's own files (`python3 -m grader check`), and every handout says what student code may not use."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 from grader import handouts, intake
 from grader.config import list_labs, load_lab
+from grader.tests.conftest import needs_cuda_toolchain
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -118,3 +120,46 @@ def test_every_handout_says_what_student_code_may_not_use(lab: str):
     for prefix in config.forbidden:
         assert f"starting with `{prefix}`" in text
     assert f"python3 -m grader check --lab {lab}" in text
+
+
+# A student's own file with one compile error, on its line 5.
+BROKEN = """\
+#include "kit/cuda_check.cuh"
+#include "vector_add.cuh"
+
+__global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
+  int missing_semicolon = n
+}
+"""
+
+
+def _copy_of_the_checkout(destination: Path) -> Path:
+    """The checkout's tracked files (what a student's clone holds), without its build folder."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True)
+    if listed.returncode != 0:
+        shutil.copytree(REPO, destination, ignore=shutil.ignore_patterns("build", ".git", "node_modules",
+                                                                          "__pycache__"))
+        return destination
+    for name in filter(None, listed.stdout.split("\0")):
+        if (REPO / name).is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, destination / name)
+    return destination
+
+
+@needs_cuda_toolchain()
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_grade_of_a_checkout_that_does_not_compile_says_so_once_with_the_students_path(tmp_path: Path):
+    checkout = _copy_of_the_checkout(tmp_path / "checkout")
+    (checkout / "labs/01-vector-add/vector_add.cu").write_text(BROKEN)
+    graded = subprocess.run(["make", "--no-print-directory", "grade", "LAB=01-vector-add", f"PYTHON={sys.executable}"],
+                            cwd=checkout, capture_output=True, text=True, timeout=600)
+    said = graded.stdout + graded.stderr
+    assert graded.returncode != 0, said
+    error = 'labs/01-vector-add/vector_add.cu(6): error: expected a ";"'
+    assert said.count(error) == 1, said  # once, above the table, not under every test
+    assert said.count("Not run: your code did not compile (the compiler's message is above).") > 10
+    assert "kit-grade-" not in said  # no temporary copy's path
+    assert "01-vector-add: no test ran: the submission did not compile (see above)" in graded.stderr
+    results = json.loads((checkout / "results.json").read_text())
+    assert results["score"] == 0 and results["output"].count(error) == 1
