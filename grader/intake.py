@@ -75,16 +75,19 @@ def check(submission: Path, config: LabConfig) -> list[str]:
     except IntakeError as error:
         return [str(error)]
     return [problem for name, text in sorted(contents.files.items())
-            for problem in forbidden_uses(origin(submission, contents.places[name]), text, config)]
+            for problem in forbidden_uses(origin(submission, contents.places[name], whole_path=True), text, config)]
 
 
-def origin(submission: Path, place: str) -> str:
-    """A file of the submission as its owner names it: its path (relative to the current folder when below it),
-    or zip:entry for a file in a zip."""
+def origin(submission: Path, place: str, whole_path: bool = False) -> str:
+    """A file of the submission as its owner names it: its path relative to the current folder when it lies below
+    it (labs/01-vector-add/vector_add.cu, one's own checkout), else its path inside the submission folder (or, with
+    whole_path, its whole path; a grader's folders are no business of a student's results), or zip:entry."""
     if not submission.is_dir():
-        return f"{submission}:{place}"
+        return f"{submission if whole_path else submission.name}:{place}"
     path = (submission / place).absolute()
-    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+    if path.is_relative_to(Path.cwd()):
+        return str(path.relative_to(Path.cwd()))
+    return str(path) if whole_path else place
 
 
 def _read(submission: Path, config: LabConfig) -> _Contents:

@@ -6,11 +6,12 @@ import json
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from grader import handouts, intake
+from grader import build, grade, handouts, intake
 from grader.config import list_labs, load_lab
 from grader.tests.conftest import needs_cuda_toolchain
 
@@ -163,3 +164,31 @@ def test_make_grade_of_a_checkout_that_does_not_compile_says_so_once_with_the_st
     assert "01-vector-add: no test ran: the submission did not compile (see above)" in graded.stderr
     results = json.loads((checkout / "results.json").read_text())
     assert results["score"] == 0 and results["output"].count(error) == 1
+
+
+def test_a_compile_error_names_the_students_file_not_the_staged_copy(tmp_path: Path, monkeypatch):
+    config = load_lab("01-vector-add")
+    (tmp_path / "alice/src").mkdir(parents=True)
+    (tmp_path / "alice/src/vector_add.cu").write_text(BROKEN)
+    monkeypatch.chdir(tmp_path / "alice")  # one's own checkout: the path from where make runs
+    staged = intake.stage(tmp_path / "alice", config, tmp_path / "work/submission")
+    assert staged.origins == {"vector_add.cu": "src/vector_add.cu"}
+    log = (f"FAILED: CMakeFiles/x.o\n{staged.folder / 'vector_add.cu'}(6): error: expected a \";\"\n"
+           f"  int missing_semicolon = n\n                           ^\n\n1 error detected in the compilation of "
+           f"\"{staged.folder / 'vector_add.cu'}\".\n")
+    message = grade.compile_error_message(build.BuildResult(ok=False, binary=None, log=log), staged)
+    assert 'src/vector_add.cu(6): error: expected a ";"' in message and str(tmp_path / "work") not in message
+    # A TA's folder elsewhere: the path inside the submission, not the TA's; a zip: its name and the entry.
+    monkeypatch.chdir(tmp_path / "work")
+    assert intake.stage(tmp_path / "alice", config, tmp_path / "w2").origins == {"vector_add.cu": "src/vector_add.cu"}
+    with zipfile.ZipFile(tmp_path / "bob.zip", "w") as z:
+        z.writestr("mine/vector_add.cu", BROKEN)
+    assert intake.stage(tmp_path / "bob.zip", config, tmp_path / "w3").origins == {
+        "vector_add.cu": "bob.zip:mine/vector_add.cu"}
+
+
+def test_two_errors_on_one_line_keep_each_its_source_line_and_a_block_said_twice_is_said_once():
+    block = ['v.cu(18): error: "this" may only be used here', "    this is not C++;", "    ^"]
+    second = ['v.cu(18): error: expected a ";"', "    this is not C++;", "         ^"]
+    log = "\n".join(block + [""] + second + [""] + block + ["ninja: build stopped"])
+    assert build.BuildResult(ok=False, binary=None, log=log).errors().splitlines() == block + second
