@@ -42,7 +42,7 @@ class Graded:
     items: list[Scored]
     results: dict  # Gradescope's results.json
     table: str
-    not_run: str = ""  # why no test ran ("refused at intake", "did not compile"); empty when the tests ran
+    not_run: str = ""  # why no test ran ("was refused at intake", "did not compile"); empty when the tests ran
 
 
 def seed_for(config: LabConfig) -> int | None:
@@ -269,7 +269,7 @@ def refused(config: LabConfig, why: str, started: float) -> Graded:
     (not repeated under each of a dozen tests, which only say they did not run)."""
     graded = finish(config, all_zero(config, NOT_RUN_REFUSED), f"Not graded: {why}", started)
     graded.table = f"{graded.results['output']}\n\n{graded.table}"
-    graded.not_run = "refused at intake"
+    graded.not_run = "was refused at intake"
     return graded
 
 

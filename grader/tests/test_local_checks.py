@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import build, grade, handouts, intake
+from grader import build, cli, grade, handouts, intake, sandbox
 from grader.config import list_labs, load_lab
 from grader.tests.conftest import needs_cuda_toolchain
 
@@ -192,3 +192,23 @@ def test_two_errors_on_one_line_keep_each_its_source_line_and_a_block_said_twice
     second = ['v.cu(18): error: expected a ";"', "    this is not C++;", "         ^"]
     log = "\n".join(block + [""] + second + [""] + block + ["ninja: build stopped"])
     assert build.BuildResult(ok=False, binary=None, log=log).errors().splitlines() == block + second
+
+
+def test_make_grade_of_ones_own_checkout_fails_when_intake_refuses_it(tmp_path: Path, monkeypatch, capsys):
+    # One's own lab folder (no --submission) that uses exit: refused before any build, and the command fails;
+    # the same folder given as a --submission is graded 0 with the reason, and the command succeeds.
+    for folder in ("labs/01-vector-add", "solutions/01-vector-add"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    student = tmp_path / "labs/01-vector-add/vector_add.cu"
+    student.write_text(student.read_text() + "\nvoid give_up() { exit(1); }\n")
+    monkeypatch.setattr(cli, "load_lab", lambda lab: load_lab(lab, tmp_path))
+    monkeypatch.setattr(grade, "build_submission", lambda *args, **kwargs: pytest.fail("built a refused submission"))
+    monkeypatch.setattr(sandbox, "_policy", sandbox.current())  # --no-sandbox below changes it for this test only
+    monkeypatch.setenv("KIT_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.chdir(tmp_path)
+    common = ["grade", "--lab", "01-vector-add", "--no-reference", "--no-sandbox", "--results"]
+    assert cli.main(common + [str(tmp_path / "own.json")]) == 1
+    said = capsys.readouterr()
+    assert said.out.count("uses 'exit'") == 1
+    assert "01-vector-add: no test ran: the submission was refused at intake (see above)" in said.err
+    assert cli.main(common + [str(tmp_path / "ta.json"), "--submission", "labs/01-vector-add"]) == 0
