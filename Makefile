@@ -17,7 +17,7 @@ GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
 	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-22s %s\n", $$1, $$2}'
-	@echo "  make <lab>                   build one lab and run its tests, e.g. make 01-vector-add"
+	@echo "  make <lab>                   check your files as grading does, build one lab, run its tests, e.g. make 01-vector-add"
 	@echo "  make <lab>-demo              run a lab's demo where it has one (02 and 10: images, 09: orbits)"
 	@echo "Labs: $(LABS)"
 	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder> N=<class size>"
@@ -39,7 +39,9 @@ build: $(BUILD)/CMakeCache.txt ## build every lab: student files and references 
 	if [ -f labs/$*/demo.py ]; then $(PLOT_PYTHON) labs/$*/demo.py $(BUILD)/$*/demo; fi
 	@echo "Output in $(BUILD)/$*/demo/"
 
+# Intake's check first (python3 -m grader check): what grading refuses before building, said here too.
 $(LABS): $(BUILD)/CMakeCache.txt
+	$(PYTHON) -m grader check --lab $@
 	cmake --build $(BUILD) --parallel $(JOBS) --target $@-tests
 	$(BUILD)/$@/$@-tests
 

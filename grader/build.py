@@ -35,10 +35,14 @@ class BuildResult:
         if not wanted:
             return "\n".join(lines[-ERROR_LINES_SHOWN:])
         shown: list[str] = []
-        for i in wanted:
-            for line in lines[i:i + 3]:  # the error and the source line nvcc prints under it
-                if line not in shown[-3:]:
-                    shown.append(line)
+        blocks: set[tuple[str, ...]] = set()
+        for i, next_error in zip(wanted, wanted[1:] + [len(lines)]):
+            # The error, and the source line and caret nvcc prints under it; a block said before is not repeated
+            # (two errors on one source line keep their own lines, so each caret points under its line).
+            block = tuple(lines[i:min(i + 3, next_error)])
+            if block not in blocks:
+                blocks.add(block)
+                shown += block
         return "\n".join(shown[:ERROR_LINES_SHOWN])
 
 

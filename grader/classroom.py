@@ -393,7 +393,8 @@ class ClassGrading:
             state.phases_s["build_s"] = time.monotonic() - started
             if not built.ok:
                 message = grade.compile_error_message(built)
-                self._finish(state, grade.all_zero(self.config, message), message, ["build error"], "build_error")
+                self._finish(state, grade.all_zero(self.config, grade.NOT_RUN_COMPILE), message, ["build error"],
+                             "build_error")
                 return
             state.binary = built.binary
             self.runners.submit(self._guarded, state, self._correctness)

@@ -42,6 +42,7 @@ class Graded:
     items: list[Scored]
     results: dict  # Gradescope's results.json
     table: str
+    not_run: str = ""  # why no test ran ("was refused at intake", "did not compile"); empty when the tests ran
 
 
 def seed_for(config: LabConfig) -> int | None:
@@ -214,12 +215,20 @@ def check_configured(config: LabConfig, configured: build.BuildResult) -> None:
         raise GraderError(f"CMake could not configure lab {config.name}:\n{configured.log[-4000:]}")
 
 
-def compile_error_message(built: build.BuildResult) -> str:
-    return f"Your code did not compile, so no test could run. The compiler said:\n{built.errors()}"
+def compile_error_message(built: build.BuildResult, staged: intake.Staged | None = None) -> str:
+    """What the compiler said, once; with `staged`, each staged copy's path replaced by the path of the student's
+    own file (labs/01-vector-add/vector_add.cu, or where it was in their folder or zip), which they can open."""
+    errors = built.errors()
+    if staged is not None:
+        for name, origin in staged.origins.items():
+            errors = errors.replace(str(staged.folder / name), origin)
+    return f"Your code did not compile, so no test could run. The compiler said:\n{errors}"
 
 
-# What each test of a refused submission says: the reason is said once, in the output above the tests.
+# What each test says of a submission that was refused or did not compile: the reason is said once, in the
+# output above the tests, not under each of a dozen tests.
 NOT_RUN_REFUSED = "Not run: the submission was refused at intake (see above)."
+NOT_RUN_COMPILE = "Not run: your code did not compile (the compiler's message is above)."
 
 
 def all_zero(config: LabConfig, message: str) -> list[Scored]:
@@ -260,6 +269,16 @@ def refused(config: LabConfig, why: str, started: float) -> Graded:
     (not repeated under each of a dozen tests, which only say they did not run)."""
     graded = finish(config, all_zero(config, NOT_RUN_REFUSED), f"Not graded: {why}", started)
     graded.table = f"{graded.results['output']}\n\n{graded.table}"
+    graded.not_run = "was refused at intake"
+    return graded
+
+
+def not_compiled(config: LabConfig, message: str, started: float) -> Graded:
+    """The result of a submission that did not compile: the compiler's message once, as the output and atop the
+    table; each test says only that it did not run."""
+    graded = finish(config, all_zero(config, NOT_RUN_COMPILE), message, started)
+    graded.table = f"{graded.results['output']}\n\n{graded.table}"
+    graded.not_run = "did not compile"
     return graded
 
 
@@ -281,8 +300,7 @@ def grade_submission(config: LabConfig, submission: Path, workroot: Path,
     build_dir = workroot / "build"
     built = build_submission(config, staged.folder, build_dir)
     if not built.ok:
-        message = compile_error_message(built)
-        return finish(config, all_zero(config, message), message, started)
+        return not_compiled(config, compile_error_message(built, staged), started)
 
     if reference is None and with_reference and config.solution_dir is not None:
         reference = time_reference(config, build_reference(config, build_dir), workroot / "reference-run", lock)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.config import LabConfig, PerfSpec
+from grader.intake import FORBIDDEN_EVERYWHERE
 
 BEGIN = "<!-- grading: generated from lab.toml by the instructor's grader (python3 -m grader handouts); do not edit -->"
 END = "<!-- end grading -->"
@@ -98,6 +99,24 @@ def _perf_row(spec: PerfSpec) -> str:
     return f"| {label} | {_points(spec.points)} |"
 
 
+# How a handout names a library that a lab's `forbidden` prefix stands for.
+LIBRARY_TITLES = {"cublas": "cuBLAS", "cufft": "cuFFT", "cub": "CUB", "thrust": "Thrust", "curand": "cuRAND",
+                  "cusparse": "cuSPARSE", "cusolver": "cuSOLVER"}
+
+
+def may_not_use(config: LabConfig) -> list[str]:
+    """The handout's paragraph on what student code may not use: the lab's `forbidden`, and the grader's rules for
+    every lab (grader/intake.py's identifiers, grader/linkcheck.py's calls), which `make <lab>` checks too."""
+    lab = ", ".join(f"{LIBRARY_TITLES.get(f.lower(), f)} (no identifier or #include starting with `{f}`)"
+                    for f in config.forbidden)
+    words = ", ".join(f"`{word}`" for word in FORBIDDEN_EVERYWHERE)
+    return _wrap(
+        f"What your code may not use: {lab + '; in every lab, ' if lab else 'in every lab, '}files, processes, "
+        f"signals, threads, dynamic loading or raw system calls, and these identifiers outside comments and "
+        f"strings: {words}. Grading refuses code that does, and so does `make {config.name}` (`python3 -m grader "
+        f"check --lab {config.name}`) before it builds.")
+
+
 def generate(config: LabConfig) -> str:
     """The grading section of the lab's handout, markers included, ending in a newline."""
     core_tests = [t for t in config.tests if not t.hidden and not t.extra_credit]
@@ -141,7 +160,7 @@ def generate(config: LabConfig) -> str:
             if sizes:
                 text += " " + ", ".join(f"`{key}` = {_size(key, value)}" for key, value in sizes.items()) + "."
             lines += _wrap(text)
-    lines += ["", END]
+    lines += [""] + may_not_use(config) + ["", END]
     return "\n".join(lines) + "\n"
 
 

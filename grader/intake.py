@@ -43,19 +43,57 @@ class IntakeError(Exception):
 class Staged:
     folder: Path
     files: tuple[str, ...]
+    # Declared name -> where the student's file was, as the student knows it (labs/01-vector-add/vector_add.cu,
+    # alice.zip:src/vector_add.cu): compiler messages about the staged copy name this instead.
+    origins: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class _Contents:
     files: dict[str, str] = field(default_factory=dict)  # declared name -> its text
     names: list[str] = field(default_factory=list)  # the name of every file submitted, for a near miss
+    places: dict[str, str] = field(default_factory=dict)  # declared name -> its path inside the submission
 
 
 def stage(submission: Path, config: LabConfig, destination: Path) -> Staged:
     """Copy the declared student files of `submission` into `destination`."""
+    contents = _read(submission, config)
+    destination.mkdir(parents=True, exist_ok=True)
+    for name, text in contents.files.items():
+        _check_forbidden(name, text, config)
+        (destination / name).write_text(text)
+    return Staged(folder=destination, files=tuple(sorted(contents.files)),
+                  origins={name: origin(submission, place) for name, place in contents.places.items()})
+
+
+def check(submission: Path, config: LabConfig) -> list[str]:
+    """Every reason intake would refuse `submission`, one line each, each forbidden use on its own line with
+    the student's path and line number (what `make <lab>` and `python3 -m grader check` print before a build);
+    none when intake would take it."""
+    try:
+        contents = _read(submission, config)
+    except IntakeError as error:
+        return [str(error)]
+    return [problem for name, text in sorted(contents.files.items())
+            for problem in forbidden_uses(origin(submission, contents.places[name], whole_path=True), text, config)]
+
+
+def origin(submission: Path, place: str, whole_path: bool = False) -> str:
+    """A file of the submission as its owner names it: its path relative to the current folder when it lies below
+    it (labs/01-vector-add/vector_add.cu, one's own checkout), else its path inside the submission folder (or, with
+    whole_path, its whole path; a grader's folders are no business of a student's results), or zip:entry."""
+    if not submission.is_dir():
+        return f"{submission if whole_path else submission.name}:{place}"
+    path = (submission / place).absolute()
+    if path.is_relative_to(Path.cwd()):
+        return str(path.relative_to(Path.cwd()))
+    return str(path) if whole_path else place
+
+
+def _read(submission: Path, config: LabConfig) -> _Contents:
+    """The declared files of `submission`, read and checked for all but forbidden uses."""
     if not submission.exists():
         raise IntakeError(f"the submission {submission} does not exist")
-    destination.mkdir(parents=True, exist_ok=True)
     if submission.is_dir():
         contents = _from_folder(submission, config)
     else:
@@ -70,10 +108,7 @@ def stage(submission: Path, config: LabConfig, destination: Path) -> Staged:
     missing = [name for name in config.student_files if name not in contents.files]
     if missing:
         raise IntakeError(_missing(missing, contents.names, config))
-    for name, text in contents.files.items():
-        _check_forbidden(name, text, config)
-        (destination / name).write_text(text)
-    return Staged(folder=destination, files=tuple(sorted(contents.files)))
+    return contents
 
 
 def _open_zip(submission: Path) -> zipfile.ZipFile:
@@ -139,6 +174,7 @@ def _from_folder(folder: Path, config: LabConfig) -> _Contents:
             copies.setdefault(path.name, []).append(path.relative_to(folder).as_posix())
     _refuse_copies(copies, "submission")
     for name, [where] in copies.items():
+        contents.places[name] = where
         path = folder / where
         status = path.lstat()
         if not stat.S_ISREG(status.st_mode):
@@ -171,6 +207,7 @@ def _from_zip(z: zipfile.ZipFile, config: LabConfig) -> _Contents:
             copies.setdefault(path.name, []).append(entry)
     _refuse_copies({name: [e.filename for e in found] for name, found in copies.items()}, "zip")
     for name, [entry] in copies.items():
+        contents.places[name] = entry.filename
         if entry.file_size > MAX_FILE_BYTES:
             raise IntakeError(_too_large(name, entry.file_size))
         # The size in the zip is the student's word: the read stops past the limit whatever it says.
@@ -210,21 +247,32 @@ def _spliced(text: str) -> str:
 
 
 def _check_forbidden(name: str, text: str, config: LabConfig) -> None:
+    """Refuse the file at its first forbidden use (grading says one reason)."""
+    for problem in forbidden_uses(name, text, config):
+        raise IntakeError(problem)
+
+
+def forbidden_uses(name: str, text: str, config: LabConfig) -> list[str]:
+    """Each forbidden #include and identifier of a student file, one message each, in the order of the file
+    (`name` starts each message: the file's name, or its path for a student reading it locally)."""
     # Lines end at "\n" only, as they do for the compiler (splitlines would also break at a form feed
     # inside a string literal, and the two versions of the file would no longer line up).
     with_strings = code_without_comments_and_strings(text, keep_strings=True).split("\n")
     code = code_without_comments_and_strings(text)
+    found = []
     for line_number, line in enumerate(code.split("\n"), start=1):
         included = INCLUDE.match(with_strings[line_number - 1])
         if included and (banned := _forbidden_header(included.group(1) or included.group(2), config)):
-            raise IntakeError(f"{name}:{line_number}: this lab does not allow {with_strings[line_number - 1].strip()} "
-                              f"(lab {config.name} does not allow {banned} in student code)")
+            found.append(f"{name}:{line_number}: this lab does not allow {with_strings[line_number - 1].strip()} "
+                         f"(lab {config.name} does not allow {banned} in student code)")
+            continue  # the header's name is the use: not once more as an identifier
         for word in re.findall(r"[A-Za-z_]\w*", line):
             lab_rule = next((f for f in config.forbidden if word.lower().startswith(f.lower())), None)
             if word in FORBIDDEN_EVERYWHERE or lab_rule:
                 why = (f"lab {config.name} does not allow {lab_rule} in student code" if lab_rule else
                        "student code may not use it (it could read or change the grader's files or process)")
-                raise IntakeError(f"{name}:{line_number}: uses '{word}': {why}")
+                found.append(f"{name}:{line_number}: uses '{word}': {why}")
+    return found
 
 
 def _forbidden_header(header: str, config: LabConfig) -> str | None:

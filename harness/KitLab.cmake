@@ -305,6 +305,14 @@ function(kit_lab_ctests lab)
     set_tests_properties("${lab}: test cases of ${target} match the config" PROPERTIES LABELS "${lab};cpu")
   endforeach()
 
+  # Without a GPU (none visible, on any machine), the student's program ends by saying that none of their code
+  # ran, in a student's words: doctest's "SUCCESS" then counts CPU test cases alone (harness/src/main.cpp).
+  set(no_gpu_test "${lab}: without a GPU, the tests say that none of your code ran")
+  add_test(NAME "${no_gpu_test}" COMMAND ${lab}-tests "--test-case-exclude=*" --no-colors)
+  set_tests_properties("${no_gpu_test}" PROPERTIES LABELS "${lab};cpu" ENVIRONMENT "CUDA_VISIBLE_DEVICES=-1"
+                       PASS_REGULAR_EXPRESSION
+                       "No CUDA GPU available.*NOT TESTED: no usable CUDA GPU was found [(]no NVIDIA driver or GPU on this machine[)].*None of your code was run")
+
   if(TARGET ${lab}-reference-tests)
     set(check "${lab}: grader self-check (reference full marks, skeleton zero, wrong variants caught, right pass)")
     add_test(NAME "${check}"
