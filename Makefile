@@ -1,18 +1,9 @@
 # The front door: `make help` lists every target.
-BUILD   ?= build
-JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
-PYTHON  ?= python3
+include labs.mk
 # pytest may live in another interpreter than the first python3 (e.g. Debian's python3-pytest).
 PYTEST  ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && echo "$$p -m pytest" && break; done)
-PLOT_PYTHON ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import matplotlib' 2>/dev/null && echo "$$p" && break; done)
-LABS    := $(sort $(notdir $(patsubst %/lab.toml,%,$(wildcard labs/*/lab.toml))))
-CMAKE_FLAGS ?=
-ifneq ($(CUDA_ARCH),)
-CMAKE_FLAGS += -DCUDA_ARCH="$(CUDA_ARCH)"
-endif
-GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 
-.PHONY: help build test test-gpu grade selfcheck bench-class release skeleton skeleton-check handouts slides slides-check charts clean $(LABS)
+.PHONY: help test test-gpu grade selfcheck bench-class release skeleton skeleton-check handouts slides slides-check charts
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -22,28 +13,6 @@ help: ## list the targets
 	@echo "Labs: $(LABS)"
 	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder> N=<class size>"
 	@echo "           PARALLEL=<labs self-checked at a time, default 1>"
-
-$(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(GENERATOR) $(CMAKE_FLAGS)
-
-build: $(BUILD)/CMakeCache.txt ## build every lab: student files and references (the self-check builds its variants)
-	cmake --build $(BUILD) --parallel $(JOBS)
-
-# A lab with something to look at (images, trajectories) defines a CMake target <lab>-demo in
-# labs/<lab>/CMakeLists.txt; it writes into build/<lab>/demo/, and labs/<lab>/demo.py, where
-# present, turns that into pictures (matplotlib).
-%-demo: $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) --parallel $(JOBS) --target $@
-	mkdir -p $(BUILD)/$*/demo
-	$(BUILD)/$*/$@ $(BUILD)/$*/demo
-	if [ -f labs/$*/demo.py ]; then $(PLOT_PYTHON) labs/$*/demo.py $(BUILD)/$*/demo; fi
-	@echo "Output in $(BUILD)/$*/demo/"
-
-# Intake's check first (python3 -m grader check): what grading refuses before building, said here too.
-$(LABS): $(BUILD)/CMakeCache.txt
-	$(PYTHON) -m grader check --lab $@
-	cmake --build $(BUILD) --parallel $(JOBS) --target $@-tests
-	$(BUILD)/$@/$@-tests
 
 grade: ## grade your labs (or LAB=.. [SUBMISSION=..]); prints a score table
 	$(PYTHON) -m grader grade $(if $(LAB),--lab $(LAB)) $(if $(SUBMISSION),--submission $(SUBMISSION))
@@ -87,6 +56,3 @@ slides-check: ## check the decks: one per lab, each builds, images resolve, no r
 
 charts: ## redraw the slides' charts from the GPU run records in docs/gpu-runs/
 	$(if $(PLOT_PYTHON),$(PLOT_PYTHON) slides/charts/make_charts.py,$(error no Python with matplotlib found: apt-get install python3-matplotlib))
-
-clean: ## remove the build folder
-	rm -rf $(BUILD)

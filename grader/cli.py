@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from grader import (build, buildinfo, calls, classroom, handouts, intake, linkcheck, merge, record, release, report,
-                    sandbox, skeleton, slurm)
+                    sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_host_buffers, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.grade import GraderError, NoGpu, fresh_workroot, grade_submission, list_cases, remove_workroot
@@ -220,7 +220,7 @@ def cmd_skeleton(args: argparse.Namespace) -> int:
             for diff in skeleton.differences(config):
                 stale += 1
                 print(diff)
-            broken += skeleton.variant_problems(config)
+            broken += variants.problems(config)  # a reference edit can strand a variant as it can a skeleton
         else:
             for path in skeleton.write(config):
                 print(f"wrote {path.relative_to(REPO_ROOT)}")
@@ -228,8 +228,7 @@ def cmd_skeleton(args: argparse.Namespace) -> int:
         print(f"{stale} skeleton file(s) differ from their reference; run `python3 -m grader skeleton`.",
               file=sys.stderr)
     if broken:
-        print(f"{len(broken)} wrong or right variant(s) no longer apply to their reference; change their "
-              f"`replace` text in hidden.toml:\n  " + "\n  ".join(broken), file=sys.stderr)
+        print(variants.broken_message(broken), file=sys.stderr)
     return 1 if stale or broken else 0
 
 

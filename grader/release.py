@@ -240,8 +240,7 @@ def check_variants(root: Path = REPO_ROOT) -> None:
     a release whose self-check cannot build its variants would be one nobody can vouch for."""
     broken = [problem for lab in list_labs(root) for problem in variants.problems(load_lab(lab, root))]
     if broken:
-        raise ConfigError(f"{len(broken)} wrong or right variant(s) no longer apply to their reference; change "
-                          f"their `replace` text in hidden.toml:\n  " + "\n  ".join(broken))
+        raise ConfigError(variants.broken_message(broken))
 
 
 def _commit_all(folder: Path, message: str) -> None:

@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import variants
 from grader.config import LabConfig
 
 MARKER = re.compile(r"^\s*//\s*(BEGIN|END)\b\s*(.*?)\s*$")
@@ -147,12 +146,6 @@ def differences(config: LabConfig) -> list[str]:
                 current.splitlines(keepends=True), text.splitlines(keepends=True),
                 fromfile=f"{path} (committed)", tofile=f"{path} (generated)")))
     return diffs
-
-
-def variant_problems(config: LabConfig) -> list[str]:
-    """Each wrong or right variant whose text to replace no longer occurs exactly once in the edited
-    reference (`skeleton --check` reports them beside stale skeletons: both follow a reference edit)."""
-    return variants.problems(config)
 
 
 def write(config: LabConfig) -> list[Path]:

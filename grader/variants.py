@@ -125,3 +125,9 @@ def problems(config: LabConfig) -> list[str]:
             except ConfigError as error:
                 found.append(str(error))
     return found
+
+
+def broken_message(broken: list[str]) -> str:
+    """What `skeleton --check` and the release say about variants that no longer apply."""
+    return (f"{len(broken)} wrong or right variant(s) no longer apply to their reference; change their `replace` "
+            f"text in hidden.toml:\n  " + "\n  ".join(broken))

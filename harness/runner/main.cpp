@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,9 +30,9 @@ std::unordered_map<std::uint64_t, Mapping>& mappings() {
   return mapped;
 }
 
-void unmap(std::unordered_map<std::uint64_t, Mapping>::iterator at) {
+std::unordered_map<std::uint64_t, Mapping>::iterator unmap(std::unordered_map<std::uint64_t, Mapping>::iterator at) {
   cudaIpcCloseMemHandle(at->second.here);
-  mappings().erase(at);
+  return mappings().erase(at);
 }
 
 void unmap_all() {
@@ -46,12 +47,7 @@ void* map_device(const wire::DeviceArg& arg) {
   for (auto it = mapped.begin(); it != mapped.end();) {
     const bool overlaps = it->second.judge_base < arg.judge_base + arg.allocation_bytes &&
                           arg.judge_base < it->second.judge_base + it->second.bytes;
-    if (overlaps) {
-      cudaIpcCloseMemHandle(it->second.here);
-      it = mapped.erase(it);
-    } else {
-      ++it;
-    }
+    it = overlaps ? unmap(it) : std::next(it);
   }
   cudaIpcMemHandle_t handle;
   std::memcpy(&handle, arg.handle, sizeof(handle));
@@ -91,35 +87,37 @@ bool device_present() {
   return present;
 }
 
-void reply(wire::Status status, const void* payload, std::size_t bytes) {
+void reply(std::uint64_t nonce, wire::Status status, const void* payload, std::size_t bytes) {
   bytes = std::min(bytes, wire::kMaxMessage - sizeof(wire::ReplyHeader));
   wire::Writer out;
-  out.put(wire::ReplyHeader{wire::kReplyMagic, status, static_cast<std::uint32_t>(bytes), 0});
+  out.put(wire::ReplyHeader{wire::kReplyMagic, status, static_cast<std::uint32_t>(bytes), 0, nonce});
   out.put_bytes(payload, bytes);
   send(wire::kSocketFd, out.data().data(), out.data().size(), MSG_NOSIGNAL);
 }
 
-void reply_error(const std::string& text) { reply(wire::Status::Error, text.data(), text.size()); }
+void reply_error(std::uint64_t nonce, const std::string& text) {
+  reply(nonce, wire::Status::Error, text.data(), text.size());
+}
 
 // One call: the function, then a wait for every stream of the device, so that the reply
 // means the work is done (a kernel's fault surfaces here).
-void call(const Function& function, wire::Reader& message, unsigned char* arena) {
+void call(std::uint64_t nonce, const Function& function, wire::Reader& message, unsigned char* arena) {
   Arguments arguments(message, arena);
   Result result;
   try {
     function.call(arguments, result);
   } catch (const std::exception& error) {
-    return reply_error(error.what());
+    return reply_error(nonce, error.what());
   } catch (...) {
-    return reply_error(std::string(function.name) + " threw something that is not a std::exception");
+    return reply_error(nonce, std::string(function.name) + " threw something that is not a std::exception");
   }
   const cudaError_t error = device_present() ? cudaDeviceSynchronize() : cudaSuccess;
   if (error != cudaSuccess)
-    return reply_error(std::string("after ") + function.name + " returned, waiting for its GPU work failed: " +
-                       cudaGetErrorName(error) + " (" + cudaGetErrorString(error) +
-                       "). A kernel it launched read or wrote outside its buffers, or a launch was invalid; "
-                       "compute-sanitizer names the kernel and the line.");
-  reply(wire::Status::Ok, result.bytes().data().data(), result.bytes().data().size());
+    return reply_error(nonce, std::string("after ") + function.name + " returned, waiting for its GPU work failed: " +
+                                  cudaGetErrorName(error) + " (" + cudaGetErrorString(error) +
+                                  "). A kernel it launched read or wrote outside its buffers, or a launch was "
+                                  "invalid; compute-sanitizer names the kernel and the line.");
+  reply(nonce, wire::Status::Ok, result.bytes().data().data(), result.bytes().data().size());
 }
 
 void serve(unsigned char* arena) {
@@ -127,20 +125,22 @@ void serve(unsigned char* arena) {
   for (;;) {
     const ssize_t got = recv(wire::kSocketFd, buffer.data(), buffer.size(), 0);
     if (got <= 0) return;  // the judge is done (or gone)
+    std::uint64_t nonce = 0;
     try {
       wire::Reader message(buffer.data(), static_cast<std::size_t>(got));
       const auto header = message.get<wire::RequestHeader>();
+      nonce = header.nonce;
       if (header.magic != wire::kRequestMagic) throw std::runtime_error("malformed request");
       if (header.op == wire::Op::Forget) {
         unmap_all();
-        reply(wire::Status::Ok, nullptr, 0);
+        reply(nonce, wire::Status::Ok, nullptr, 0);
       } else if (header.op == wire::Op::Call && header.function < kFunctionCount) {
-        call(kFunctions[header.function], message, arena);
+        call(nonce, kFunctions[header.function], message, arena);
       } else {
         throw std::runtime_error("malformed request: no such function");
       }
     } catch (const std::exception& error) {
-      reply_error(error.what());
+      reply_error(nonce, error.what());
     }
   }
 }

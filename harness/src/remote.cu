@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -83,25 +84,33 @@ class Runner {
     start();
   }
 
-  // Sends a request, waits for the reply; returns its payload. Throws StudentError.
-  std::vector<unsigned char> exchange(const std::vector<unsigned char>& request, const char* what) {
+  // Sends a request (`header` and the arguments that follow it), waits for its reply; returns the
+  // reply's payload. Throws StudentError.
+  std::vector<unsigned char> exchange(wire::RequestHeader header, const wire::Writer& arguments, const char* what) {
     ensure_started();
     if (!broken_.empty()) throw StudentError(broken_);
-    if (send(socket_, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
+    header.nonce = next_nonce();
+    wire::Writer request;
+    request.put(header);
+    request.put_bytes(arguments.data().data(), arguments.data().size());
+    if (send(socket_, request.data().data(), request.data().size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(request.data().size()))
       fail(std::string("sending ") + what);
     ++calls_;
     std::vector<unsigned char> reply(wire::kMaxMessage);
     const ssize_t got = recv(socket_, reply.data(), reply.size(), 0);
     if (got <= 0) fail(std::string("running ") + what);
     wire::Reader in(reply.data(), static_cast<std::size_t>(got));
-    const auto header = in.get<wire::ReplyHeader>();
-    if (header.magic != wire::kReplyMagic || header.bytes != in.left())
+    const auto answer = in.get<wire::ReplyHeader>();
+    if (answer.magic != wire::kReplyMagic || answer.bytes != in.left())
       fail(std::string("reading the reply to ") + what + " (the reply is malformed)");
-    const unsigned char* payload = in.take(header.bytes);
-    if (header.status == wire::Status::Error)
+    if (answer.nonce != header.nonce)
+      fail(std::string("waiting for ") + what + " (it answered a request it had not been sent yet)");
+    const unsigned char* payload = in.take(answer.bytes);
+    if (answer.status == wire::Status::Error)
       throw StudentError(std::string(what) + " failed in your code: " +
-                         std::string(reinterpret_cast<const char*>(payload), header.bytes));
-    return {payload, payload + header.bytes};
+                         std::string(reinterpret_cast<const char*>(payload), answer.bytes));
+    return {payload, payload + answer.bytes};
   }
 
   // The arena, its first `bytes` bytes usable by both processes. The memfd behind it is only as long
@@ -122,30 +131,25 @@ class Runner {
     if (pid_ > 0) kill(pid_, SIGCONT);
   }
 
-  // Ends the twin: closing the socket tells it to exit.
-  void finish_quietly() {
-    if (!started()) return;
-    cont();
-    close(socket_);
-    socket_ = -1;
-    reap(std::chrono::seconds(20));
-    child_ = -1;
-    pid_ = -1;
-  }
-
-  // Ends the runner: closing the socket tells it to exit; records how it ended.
-  int finish() {
-    if (!started()) return 0;
+  // Ends the process: closing the socket tells it to exit. Returns its wait status.
+  int end() {
     cont();
     close(socket_);
     socket_ = -1;
     const int status = reap(std::chrono::seconds(20));
+    child_ = -1;
+    pid_ = -1;
+    return status;
+  }
+
+  // Ends the runner and records how it ended.
+  int finish() {
+    if (!started()) return 0;
+    const int status = end();
     write_record(JsonObject()
                      .add("kind", "runner")
                      .add("exit_code", static_cast<long long>(WIFEXITED(status) ? WEXITSTATUS(status) : -1))
                      .add("signal", static_cast<long long>(WIFSIGNALED(status) ? WTERMSIG(status) : 0)));
-    child_ = -1;
-    pid_ = -1;
     if (WIFSIGNALED(status)) {
       std::printf("Your code's process (the runner) %s at the end of the test program.\n",
                   describe_status(status).c_str());
@@ -295,6 +299,12 @@ class Runner {
     throw StudentError(why);
   }
 
+  // From the operating system's entropy once, then a generator whose state only the judge holds.
+  std::uint64_t next_nonce() {
+    static std::mt19937_64 draw((static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
+    return draw();
+  }
+
   [[noreturn]] static void throw_errno(const char* call) {
     throw std::runtime_error(std::string(call) + " failed while starting the runner: " + std::strerror(errno));
   }
@@ -398,9 +408,6 @@ Call& Call::host(const void* pointer, std::size_t bytes, bool read_only, const c
   runner.ensure_started();
   const std::size_t offset = arena_used_;
   const std::size_t end = offset + bytes;
-  if (end > wire::kArenaBytes)
-    throw std::logic_error(std::string(name_) + "'s " + parameter + ": host buffers of this call exceed the " +
-                           std::to_string(wire::kArenaBytes >> 30) + " GiB the runner shares with the judge");
   arena_used_ = (end + wire::kArenaAlignment - 1) / wire::kArenaAlignment * wire::kArenaAlignment;
   std::memcpy(runner.arena_for(end, std::string(name_) + "'s " + parameter) + offset, pointer, bytes);
   if (!read_only) copies_back_.push_back({const_cast<void*>(pointer), offset, bytes});
@@ -410,11 +417,9 @@ Call& Call::host(const void* pointer, std::size_t bytes, bool read_only, const c
 }
 
 std::vector<unsigned char> Call::send_and_wait() {
-  wire::Writer request;
-  request.put(wire::RequestHeader{wire::kRequestMagic, wire::Op::Call, function_, args_});
-  request.put_bytes(message_.data().data(), message_.data().size());
   Runner& runner = Runner::get();
-  std::vector<unsigned char> reply = runner.exchange(request.data(), name_);
+  std::vector<unsigned char> reply =
+      runner.exchange(wire::RequestHeader{wire::kRequestMagic, wire::Op::Call, function_, args_}, message_, name_);
   for (const HostCopy& copy : copies_back_) std::memcpy(copy.judge, runner.arena() + copy.offset, copy.bytes);
   return reply;
 }
@@ -450,39 +455,36 @@ bool gpu_quiet(double limit_s, double* took_s) {
 void end_of_case() {
   Runner& runner = Runner::get();
   if (!runner.started()) return;
-  wire::Writer request;
-  request.put(wire::RequestHeader{wire::kRequestMagic, wire::Op::Forget, 0, 0});
   try {
-    runner.exchange(request.data(), "the end of a test case");
+    runner.exchange(wire::RequestHeader{wire::kRequestMagic, wire::Op::Forget, 0, 0}, wire::Writer(),
+                    "the end of a test case");
   } catch (const StudentError&) {
     // the runner is gone: the test case that broke it has said so, and later calls will too
   }
 }
-
-bool runner_started() { return Runner::get().started(); }
 
 long long calls_made() { return Runner::get().calls(); }
 
 double path_overhead_s() {
   constexpr int kCalls = 41;
   Runner& twin = Runner::twin();
-  wire::Writer request;
-  request.put(wire::RequestHeader{wire::kRequestMagic, wire::Op::Call, 0, 0});
-  twin.exchange(request.data(), "the twin's warm-up");
+  const wire::RequestHeader request{wire::kRequestMagic, wire::Op::Call, 0, 0};
+  const wire::Writer no_arguments;
+  twin.exchange(request, no_arguments, "the twin's warm-up");
   std::vector<double> through_twin, alone;
   for (int i = 0; i < kCalls; ++i) {
     twin.stop();
     fence();
     auto start = Clock::now();
     twin.cont();
-    twin.exchange(request.data(), "a call of the twin");
+    twin.exchange(request, no_arguments, "a call of the twin");
     fence();
     through_twin.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     start = Clock::now();
     fence();
     alone.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  twin.finish_quietly();
+  twin.end();
   std::sort(through_twin.begin(), through_twin.end());
   std::sort(alone.begin(), alone.end());
   return std::max(0.0, through_twin[kCalls / 2] - alone[kCalls / 2]);
@@ -492,10 +494,12 @@ int serve_twin() {
   const char hello = 1;
   if (send(wire::kSocketFd, &hello, 1, MSG_NOSIGNAL) != 1) return 2;
   std::vector<unsigned char> buffer(wire::kMaxMessage);
-  while (recv(wire::kSocketFd, buffer.data(), buffer.size(), 0) > 0) {
+  for (ssize_t got; (got = recv(wire::kSocketFd, buffer.data(), buffer.size(), 0)) > 0;) {
+    wire::Reader message(buffer.data(), static_cast<std::size_t>(got));
+    const auto request = message.get<wire::RequestHeader>();
     fence_kernel<<<1, 1>>>();
     const bool ok = cudaDeviceSynchronize() == cudaSuccess;
-    const wire::ReplyHeader reply{wire::kReplyMagic, ok ? wire::Status::Ok : wire::Status::Error, 0, 0};
+    const wire::ReplyHeader reply{wire::kReplyMagic, ok ? wire::Status::Ok : wire::Status::Error, 0, 0, request.nonce};
     send(wire::kSocketFd, &reply, sizeof(reply), MSG_NOSIGNAL);
   }
   return 0;

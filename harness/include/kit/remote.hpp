@@ -125,9 +125,6 @@ int serve_twin();
 // A test case ended: the runner unmaps the device buffers it was given.
 void end_of_case();
 
-// Whether this test program has started a runner (a lab graded in two processes).
-bool runner_started();
-
 // At the end of the test program: ends the runner and records how it ended (a "runner"
 // record with its exit code, which compute-sanitizer sets when it found an error).
 // Returns that exit code (128 + N for a signal N), 0 when no runner was started.

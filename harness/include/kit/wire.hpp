@@ -65,6 +65,9 @@ struct RequestHeader {
   Op op = Op::Call;
   std::uint32_t function = 0;  // index into the lab's table of functions
   std::uint32_t args = 0;
+  // Drawn by the judge for each request and echoed in its reply: a reply sent ahead of its request
+  // (to stop the judge's clock before the work is done) cannot carry it.
+  std::uint64_t nonce = 0;
 };
 
 struct ReplyHeader {
@@ -72,6 +75,7 @@ struct ReplyHeader {
   Status status = Status::Ok;
   std::uint32_t bytes = 0;  // of the return value (Ok) or the error text (Error) that follows
   std::uint32_t reserved = 0;
+  std::uint64_t nonce = 0;  // the request's
 };
 
 // Appends plain values to a message.

@@ -2,6 +2,7 @@
 #include "remote_lab.hpp"
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <stdexcept>
 
 #include "kit/cuda_check.cuh"
+#include "kit/wire.hpp"
 
 void scale_host(const float* h_in, float* h_out, int n, float factor) {
   for (int i = 0; i < n; ++i) h_out[i] = factor * h_in[i];
@@ -50,6 +52,11 @@ void crash_now(Ending how) {
     case Ending::kSegfault: raise(SIGSEGV); break;
     case Ending::kAbort: std::abort();
     case Ending::kExit3: std::exit(3);
+    case Ending::kForgedReply: {
+      const kit::wire::ReplyHeader done{kit::wire::kReplyMagic, kit::wire::Status::Ok, 0, 0, 0};
+      send(kit::wire::kSocketFd, &done, sizeof(done), MSG_NOSIGNAL);
+      break;
+    }
   }
 }
 

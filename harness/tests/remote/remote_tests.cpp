@@ -169,6 +169,10 @@ TEST_CASE("remote (ends the runner): killed by abort(), said so, and later calls
   expect_runner_gone(Ending::kAbort, "killed by signal " + std::to_string(SIGABRT));
 }
 
+TEST_CASE("remote (ends the runner): a reply sent ahead of its request is refused" * KIT_CPU_ONLY) {
+  expect_runner_gone(Ending::kForgedReply, "answered a request it had not been sent yet");
+}
+
 TEST_CASE("remote (ends the runner): exit(3) is reported as exiting with code 3" * KIT_CPU_ONLY) {
   expect_runner_gone(Ending::kExit3, "exited with code 3");
 }
