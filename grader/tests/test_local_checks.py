@@ -77,12 +77,13 @@ def test_a_missing_file_is_one_line(tmp_path: Path):
 
 
 def _copy_for_make(tmp_path: Path, makefile: str) -> Path:
-    """A tree with the grader, one lab and the given Makefile, and a build folder already configured (an
-    empty CMakeCache.txt), so that make goes straight to the lab's recipe."""
+    """A tree with the grader, one lab, the given Makefile and the rules both Makefiles share (labs.mk), and a
+    build folder already configured (an empty CMakeCache.txt), so that make goes straight to the lab's recipe."""
     root = tmp_path / "repo"
     shutil.copytree(REPO / "grader", root / "grader", ignore=shutil.ignore_patterns("__pycache__", "tests"))
     shutil.copytree(REPO / "labs/01-vector-add", root / "labs/01-vector-add")
     shutil.copy(REPO / makefile, root / "Makefile")
+    shutil.copy(REPO / "labs.mk", root / "labs.mk")
     (root / "build").mkdir()
     (root / "build/CMakeCache.txt").write_text("")
     return root
@@ -103,7 +104,8 @@ def test_make_lab_stops_before_building_on_what_grading_refuses(tmp_path: Path, 
 
 @pytest.mark.parametrize("makefile", ["Makefile", "release/Makefile"])
 def test_make_lab_checks_then_builds(makefile: str):
-    text = (REPO / makefile).read_text()
+    assert "include labs.mk" in (REPO / makefile).read_text()
+    text = (REPO / "labs.mk").read_text()
     recipe = text[text.index("$(LABS): $(BUILD)/CMakeCache.txt"):].splitlines()[1:4]
     assert recipe == ["\t$(PYTHON) -m grader check --lab $@",
                       "\tcmake --build $(BUILD) --parallel $(JOBS) --target $@-tests",
