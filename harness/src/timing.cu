@@ -226,6 +226,12 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     remote::fence();  // every stream's work is done, the runner's too, before the clock is read
     const std::chrono::duration<double> elapsed = Clock::now() - start;
     section.pause();
+    // Quiet first: the path's cost is measured next, and runner work still on the GPU would slow the
+    // twin and so inflate what is taken off every sample. Stopped, the runner can start no more.
+    if (!quiet(&took_s)) {
+      run.failure = busy_message(work, call, took_s);
+      return run;
+    }
     double sample = elapsed.count();
     if (remote::calls_made() != calls_before) {  // the call went to the runner: take the path's cost off
       if (path_overhead_s < 0) path_overhead_s = remote::path_overhead_s();
@@ -233,10 +239,6 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
       run.timing.path_overhead_s = path_overhead_s;
     }
     if (call.timed()) run.timing.samples_s.push_back(sample);
-    if (!quiet(&took_s)) {
-      run.failure = busy_message(work, call, took_s);
-      return run;
-    }
 
     for (const Output& output : work.outputs)
       if (const std::size_t unwritten = count_unwritten(output); unwritten > 0) {
