@@ -379,6 +379,7 @@ Call& Call::device(const void* pointer, const char* parameter) {
     throw std::logic_error(std::string("the test passes ") + name_ + "'s " + parameter +
                            " a pointer that is not device memory allocated with cudaMalloc; a host buffer needs a "
                            "count in the lab's [host_buffers] table (lab.toml)");
+  passes_device_memory_ = true;
   auto& handles = exported();
   auto found = handles.find(buffer_id);
   if (found == handles.end()) {
@@ -417,6 +418,11 @@ Call& Call::host(const void* pointer, std::size_t bytes, bool read_only, const c
 }
 
 std::vector<unsigned char> Call::send_and_wait() {
+  // The test's own work on these buffers (inputs, poison) sits on the judge's streams, which the
+  // runner's work does not wait for: it must be done before the runner starts, or the poison may
+  // land on top of the student's output. A timed call needs no wait here: the timing loop waited
+  // before it started the clock.
+  if (passes_device_memory_ && paused_sections() == 0) CUDA_CHECK(cudaDeviceSynchronize());
   Runner& runner = Runner::get();
   std::vector<unsigned char> reply =
       runner.exchange(wire::RequestHeader{wire::kRequestMagic, wire::Op::Call, function_, args_}, message_, name_);

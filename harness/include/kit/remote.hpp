@@ -77,6 +77,7 @@ class Call {
   wire::Writer message_;
   std::uint32_t args_ = 0;
   std::size_t arena_used_ = 0;
+  bool passes_device_memory_ = false;
   std::vector<HostCopy> copies_back_;
 };
 
