@@ -471,7 +471,7 @@ void end_of_case() {
 
 long long calls_made() { return Runner::get().calls(); }
 
-double path_overhead_s() {
+double path_overhead_s(const std::function<void()>& before_each_call) {
   constexpr int kCalls = 41;
   Runner& twin = Runner::twin();
   const wire::RequestHeader request{wire::kRequestMagic, wire::Op::Call, 0, 0};
@@ -480,7 +480,7 @@ double path_overhead_s() {
   std::vector<double> through_twin, alone;
   for (int i = 0; i < kCalls; ++i) {
     twin.stop();
-    fence();
+    before_each_call();
     auto start = Clock::now();
     twin.cont();
     twin.exchange(request, no_arguments, "a call of the twin");

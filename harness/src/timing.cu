@@ -205,17 +205,24 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
   remote::TimedSection section;
   CacheFlush flush;
   GuardedRun run;
-  double path_overhead_s = -1.0;  // measured at the first call that goes to the runner
+  bool through_runner = false;  // whether the calls went to the runner: then the path's cost comes off
   run.verified_calls = std::move(verified);
   const int total = options.warmup + options.repeats;
-  for (int index = 0; index < total; ++index) {
-    const Call call{index, options.warmup, total};
-    if (work.refresh) work.refresh(call);
+  double took_s = 0.0;
+  bool was_quiet = true;
+  // What the GPU does between the inputs and the clock; the twin that measures the path's cost
+  // repeats it, so that both calls find the GPU in the same state.
+  const auto set_up = [&] {
     for (const Output& output : work.outputs) poison(output);
     flush.run();
     CUDA_CHECK(cudaDeviceSynchronize());
-    double took_s = 0.0;
-    if (!quiet(&took_s)) {
+    was_quiet = quiet(&took_s);
+  };
+  for (int index = 0; index < total; ++index) {
+    const Call call{index, options.warmup, total};
+    if (work.refresh) work.refresh(call);
+    set_up();
+    if (!was_quiet) {
       run.failure = busy_message(work, call, took_s);
       return run;
     }
@@ -226,19 +233,14 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     remote::fence();  // every stream's work is done, the runner's too, before the clock is read
     const std::chrono::duration<double> elapsed = Clock::now() - start;
     section.pause();
-    // Quiet first: the path's cost is measured next, and runner work still on the GPU would slow the
-    // twin and so inflate what is taken off every sample. Stopped, the runner can start no more.
+    // Runner work still on the GPU now escaped the clock, and would slow the next call or the twin
+    // (inflating what is taken off every sample). Stopped, the runner can start no more.
     if (!quiet(&took_s)) {
       run.failure = busy_message(work, call, took_s);
       return run;
     }
-    double sample = elapsed.count();
-    if (remote::calls_made() != calls_before) {  // the call went to the runner: take the path's cost off
-      if (path_overhead_s < 0) path_overhead_s = remote::path_overhead_s();
-      sample = std::max(sample - path_overhead_s, 0.0);
-      run.timing.path_overhead_s = path_overhead_s;
-    }
-    if (call.timed()) run.timing.samples_s.push_back(sample);
+    through_runner = through_runner || remote::calls_made() != calls_before;
+    if (call.timed()) run.timing.samples_s.push_back(elapsed.count());
 
     for (const Output& output : work.outputs)
       if (const std::size_t unwritten = count_unwritten(output); unwritten > 0) {
@@ -251,6 +253,10 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
       run.failure = wrong_message(work, call);
       return run;
     }
+  }
+  if (through_runner) {  // measured last: its set-up poisons the outputs the checks above read
+    run.timing.path_overhead_s = remote::path_overhead_s(set_up);
+    for (double& sample : run.timing.samples_s) sample = std::max(sample - run.timing.path_overhead_s, 0.0);
   }
   run.timing.median_s = median(run.timing.samples_s);
   return run;

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -117,8 +118,10 @@ long long calls_made();
 // stopped and resumed as the runner is: the socket, and the GPU switching from one process's
 // work to the other's and back (about 0.2 ms each way on an H100). The judge subtracts it
 // from each timed call of the student's; a student's code cannot change it, since the twin
-// runs none.
-double path_overhead_s();
+// runs none. `before_each_call` is what the judge does before each timed call of the student's
+// (poison, cache flush, the quiet check): done before each of the twin's calls too, the GPU
+// switches to the twin from the same state as it does to the runner.
+double path_overhead_s(const std::function<void()>& before_each_call);
 
 // The twin's side (main calls it for --kit-twin): an empty kernel per request.
 int serve_twin();
