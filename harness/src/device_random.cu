@@ -1,7 +1,7 @@
 // Rng's numbers written by the GPU: one thread per element, each computing the
 // element from the seed and its index exactly as the CPU does (the generators
 // in kit/random.hpp's detail namespace are shared by both).
-#include "grid_stride.cuh"
+#include "kit/grid_stride.cuh"
 #include "kit/cuda_check.cuh"
 #include "kit/device.hpp"
 #include "kit/random.hpp"

@@ -8,7 +8,8 @@
 #include <random>
 #include <string>
 
-#include "grid_stride.cuh"
+#include "kit/device_count.cuh"
+#include "kit/grid_stride.cuh"
 #include "kit/cublas.hpp"
 #include "kit/cuda_check.cuh"
 #include "kit/device.hpp"
@@ -153,24 +154,23 @@ void cublas_reference(float* d_a, float* d_b, float* d_value, float* d_magnitude
   cublas_matmul(d_a, d_b, d_magnitude, m, k, n);
 }
 
-// Counts into *outside the elements of C (m x n) farther than bound x magnitude from cuBLAS's
-// value, leaving out the rows and columns flagged in on_cpu_row and on_cpu_col (those are compared
-// with the CPU product). In double, as expect_matmul compares, so both find the same elements: a
-// per-thread count, a warp sum, one atomic per warp.
-__global__ void count_outside_kernel(const float* c, const float* value, const float* magnitude, std::size_t m,
-                                     std::size_t n, double bound, const unsigned char* on_cpu_row,
-                                     const unsigned char* on_cpu_col, unsigned long long* outside) {
-  unsigned long long mine = 0;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < m * n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t row = i / n, col = i % n;
-    if (on_cpu_row[row] || on_cpu_col[col]) continue;
+// Whether an element of C (m x n) is farther than bound x magnitude from cuBLAS's value, leaving
+// out the rows and columns flagged in on_cpu_row and on_cpu_col (those are compared with the CPU
+// product). In double, as expect_matmul compares, so both find the same elements.
+struct OutsideBound {
+  const float* c;
+  const float* value;
+  const float* magnitude;
+  std::size_t n;
+  double bound;
+  const unsigned char* on_cpu_row;
+  const unsigned char* on_cpu_col;
+  __device__ bool operator()(std::size_t i) const {
+    if (on_cpu_row[i / n] || on_cpu_col[i % n]) return false;
     const double allowed = bound * static_cast<double>(magnitude[i]);
-    if (!(fabs(static_cast<double>(c[i]) - static_cast<double>(value[i])) <= allowed)) ++mine;  // NaN too
+    return !(fabs(static_cast<double>(c[i]) - static_cast<double>(value[i])) <= allowed);  // NaN too
   }
-  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xFFFFFFFFu, mine, offset);
-  if (threadIdx.x % 32 == 0 && mine > 0) atomicAdd(outside, mine);
-}
+};
 
 std::vector<float> download(const float* d_data, std::size_t count) {
   std::vector<float> host(count);
@@ -348,15 +348,12 @@ MismatchLog matmul_mismatches_on_device(const float* d_c, int m, int k, int n, c
   const DeviceBuffer<unsigned char> d_on_cpu_row(on_cpu_row), d_on_cpu_col(on_cpu_col);
   DeviceBuffer<float> d_a(mm * static_cast<std::size_t>(k)), d_b(static_cast<std::size_t>(k) * nn), d_value(size),
       d_magnitude(size);
-  DeviceBuffer<unsigned long long> d_outside(1);
-  CUDA_CHECK(cudaMemset(d_outside.data(), 0, d_outside.bytes()));
 
   fill_matmul_inputs(d_a.data(), d_b.data(), m, k, n, a, b);
   cublas_reference(d_a.data(), d_b.data(), d_value.data(), d_magnitude.data(), m, k, n);
-  count_outside_kernel<<<detail::grid_for(size), detail::kGridStrideBlock>>>(
-      d_c, d_value.data(), d_magnitude.data(), mm, nn, cublas_bound(error_units, k), d_on_cpu_row.data(),
-      d_on_cpu_col.data(), d_outside.data());
-  CUDA_CHECK_LAUNCH();
+  const std::size_t outside =
+      count_where(size, OutsideBound{d_c, d_value.data(), d_magnitude.data(), nn, cublas_bound(error_units, k),
+                                     d_on_cpu_row.data(), d_on_cpu_col.data()});
 
   const MatmulLines lines = matmul_lines(m, k, n, a, b, std::move(rows), std::move(cols));
   *source = lines_source(lines);
@@ -369,7 +366,7 @@ MismatchLog matmul_mismatches_on_device(const float* d_c, int m, int k, int n, c
     const double magnitude = in_row ? lines.row_magnitude[e] : lines.col_magnitude[e - row_elements];
     lines_right = lines_right && std::fabs(static_cast<double>(got_lines[e]) - value) <= line_bound * magnitude;
   }
-  if (lines_right && d_outside.download()[0] == 0) return MismatchLog(size);
+  if (lines_right && outside == 0) return MismatchLog(size);
 
   // Something is wrong (rare, and the timing case stops there): all of C against all of the
   // expected C on the CPU, for a report that counts the wrong elements and names the first.

@@ -10,7 +10,8 @@
 #include <random>
 #include <sstream>
 
-#include "grid_stride.cuh"
+#include "kit/device_count.cuh"
+#include "kit/grid_stride.cuh"
 #include "kit/cuda_check.cuh"
 #include "kit/device.hpp"
 #include "kit/device_buffer.cuh"
@@ -33,17 +34,13 @@ std::string show(double value, int precision);
 
 // ---- the poison check ---------------------------------------------------------
 
-// Counts the elements equal to `fill` into *result: a per-thread count, a warp
-// sum, one atomic per warp.
+// Whether an element still holds the fill the test wrote before the call.
 template <class Word>
-__global__ void count_fill_kernel(const Word* data, std::size_t count, Word fill, unsigned long long* result) {
-  unsigned long long mine = 0;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    mine += data[i] == fill ? 1 : 0;
-  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xFFFFFFFFu, mine, offset);
-  if (threadIdx.x % 32 == 0 && mine > 0) atomicAdd(result, mine);
-}
+struct HoldsFill {
+  const Word* data;
+  Word fill;
+  __device__ bool operator()(std::size_t i) const { return data[i] == fill; }
+};
 
 template <class Word>
 Word repeated(unsigned char byte) {
@@ -54,12 +51,7 @@ Word repeated(unsigned char byte) {
 
 template <class Word>
 std::size_t count_fill_on_device(const Output& output) {
-  DeviceBuffer<unsigned long long> result(1);
-  CUDA_CHECK(cudaMemset(result.data(), 0, result.bytes()));
-  count_fill_kernel<<<detail::grid_for(output.count), detail::kGridStrideBlock>>>(
-      static_cast<const Word*>(output.data), output.count, repeated<Word>(output.fill), result.data());
-  CUDA_CHECK_LAUNCH();
-  return static_cast<std::size_t>(result.download()[0]);
+  return count_where(output.count, HoldsFill<Word>{static_cast<const Word*>(output.data), repeated<Word>(output.fill)});
 }
 
 // Below this many bytes a thread of its own costs more than it saves, poisoning or counting.

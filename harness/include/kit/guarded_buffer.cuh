@@ -3,12 +3,15 @@
 // puts what it read into a result.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "kit/check.hpp"
 #include "kit/cuda_check.cuh"
 #include "kit/device_buffer.cuh"
+#include "kit/poison.hpp"
 
 namespace kit {
 
@@ -57,6 +60,58 @@ class GuardedBuffer {
   }
 
  private:
+  std::size_t count_;
+  DeviceBuffer<T> buffer_;
+};
+
+// An input in device memory between two guard zones of at least `guard` elements, filled with
+// `fill` (the poison unless a lab needs a value its result would show): a kernel that reads
+// before the input's start or past its end picks up values that are not in it, and its result
+// shows them (a NaN in a sum, a count in the wrong bin). The zone before is a whole number of
+// 256-byte steps, so data() is aligned as cudaMalloc's memory is. Unlike GuardedBuffer's guard,
+// nothing checks these zones afterwards: an input's guard is there to be read, not written.
+template <class T>
+class GuardedInput {
+ public:
+  // `count` elements the test writes on the GPU; until then they hold `fill` too.
+  GuardedInput(std::size_t count, std::size_t guard, T fill = poison_value<T>())
+      : before_(aligned_guard(guard)), count_(count), buffer_(before_ + count + guard) {
+    fill_on_device(fill);
+  }
+  GuardedInput(const std::vector<T>& values, std::size_t guard, T fill = poison_value<T>())
+      : before_(aligned_guard(guard)), count_(values.size()), buffer_(before_ + values.size() + guard) {
+    const std::vector<T> zone(std::max(before_, guard_after()), fill);
+    upload(0, zone.data(), before_);
+    upload(before_, values.data(), count_);
+    upload(before_ + count_, zone.data(), guard_after());
+  }
+
+  T* data() { return buffer_.data() + before_; }
+  const T* data() const { return buffer_.data() + before_; }
+  std::size_t size() const { return count_; }
+
+ private:
+  static std::size_t aligned_guard(std::size_t guard) {
+    constexpr std::size_t kStep = 256 / sizeof(T) > 0 ? 256 / sizeof(T) : 1;
+    return (guard + kStep - 1) / kStep * kStep;
+  }
+  std::size_t guard_after() const { return buffer_.size() - before_ - count_; }
+  void upload(std::size_t at, const T* values, std::size_t count) {
+    if (count > 0) CUDA_CHECK(cudaMemcpy(buffer_.data() + at, values, count * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  // The whole allocation holds `fill`: one memset where its bytes are all alike (the poison).
+  void fill_on_device(T fill) {
+    unsigned char bytes[sizeof(T)];
+    std::memcpy(bytes, &fill, sizeof(T));
+    if (std::all_of(bytes, bytes + sizeof(T), [&](unsigned char b) { return b == bytes[0]; })) {
+      if (buffer_.size() > 0) CUDA_CHECK(cudaMemset(buffer_.data(), bytes[0], buffer_.bytes()));
+      return;
+    }
+    const std::vector<T> all(buffer_.size(), fill);
+    upload(0, all.data(), all.size());
+  }
+
+  std::size_t before_;
   std::size_t count_;
   DeviceBuffer<T> buffer_;
 };

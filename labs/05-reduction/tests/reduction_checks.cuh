@@ -118,27 +118,17 @@ inline std::vector<float> cancelling(std::size_t n) {
 // ---------------------------------------------------------------------------
 // Device memory.
 
-// An input in device memory between two poisoned guard zones: a kernel that
-// reads before the start or past the end adds NaN (floats) or -1414812757
-// (ints, 0xABABABAB), and the sum shows it. data() stays 16-byte aligned.
+// An input in device memory between two poisoned guard zones of guard_elements (kit::GuardedInput):
+// a kernel that reads before the start or past the end adds NaN (floats) or -1414812757 (ints,
+// 0xABABABAB), and the sum shows it.
 template <class T>
-class GuardedInput {
- public:
-  explicit GuardedInput(std::size_t n)
-      : guard_(static_cast<std::size_t>(kit::param_int("guard_elements"))), n_(n), buffer_(n + 2 * guard_) {
-    buffer_.poison();
-  }
-  explicit GuardedInput(const std::vector<T>& host) : GuardedInput(host.size()) {
-    CUDA_CHECK(cudaMemcpy(data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  T* data() { return buffer_.data() + guard_; }
-  std::size_t size() const { return n_; }
-
- private:
-  std::size_t guard_;
-  std::size_t n_;
-  kit::DeviceBuffer<T> buffer_;
-};
+kit::GuardedInput<T> guarded_input(const std::vector<T>& host) {
+  return kit::GuardedInput<T>(host, static_cast<std::size_t>(kit::param_int("guard_elements")));
+}
+template <class T>
+kit::GuardedInput<T> guarded_input(std::size_t n) {
+  return kit::GuardedInput<T>(n, static_cast<std::size_t>(kit::param_int("guard_elements")));
+}
 
 // Runs `step` on d_in[0, n) `repeats` times, each time on a freshly poisoned
 // *d_sum and d_partials, each with a guard zone after it, and checks each
@@ -190,7 +180,7 @@ inline bool check_step_exact(const Step& step, const std::vector<float>& x, cons
 // Uploads x between guard zones and checks `step` on it.
 inline bool check_step(const Step& step, const std::vector<float>& x, const std::string& input,
                        const std::string& look_at, int repeats = 1) {
-  GuardedInput<float> d_in(x);
+  auto d_in = guarded_input(x);
   return check_step_on_device(step, d_in.data(), static_cast<std::int64_t>(x.size()), expected_sum(x), input,
                               look_at, repeats);
 }
@@ -225,7 +215,7 @@ inline void check_large(const Step& step) {
 // Integers.
 
 inline bool check_ints(const std::vector<int>& x, const std::string& input, const std::string& look_at) {
-  GuardedInput<int> d_in(x);
+  auto d_in = guarded_input(x);
   long long expected = 0;
   for (const int v : x) expected += v;
   const long long got = sum_ints(d_in.data(), static_cast<std::int64_t>(x.size()));
@@ -250,7 +240,7 @@ inline void time_step(const Step& step) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_n"));
   const auto count = static_cast<std::size_t>(n);
   constexpr float kLow = 0.0f, kHigh = 1.0f;
-  GuardedInput<float> d_in(count);
+  auto d_in = guarded_input<float>(count);
   kit::DeviceBuffer<float> d_sum(1), d_partials(static_cast<std::size_t>(partials_capacity(n)));
   const auto options = kit::TimingOptions::from_params();
   const double bytes = static_cast<double>(n) * sizeof(float);  // every element is read once

@@ -88,23 +88,11 @@ inline std::size_t guard_size(const Size& size) {
          static_cast<std::size_t>(kit::param_int("guard_extra"));
 }
 
-// A picture in device memory between two guard zones of NaN: a window that reads before the
-// first row or past the last one adds NaN, and its output shows it. The guard before is a
-// whole number of 256-byte steps, so that data() is aligned as cudaMalloc's memory is.
-class GuardedPicture {
- public:
-  GuardedPicture(const std::vector<float>& picture, const Size& size)
-      : before_((guard_size(size) + 63) / 64 * 64), buffer_(before_ + picture.size() + guard_size(size)) {
-    buffer_.poison();
-    CUDA_CHECK(cudaMemcpy(data(), picture.data(), picture.size() * sizeof(float), cudaMemcpyHostToDevice));
-  }
-  const float* data() const { return buffer_.data() + before_; }
-  float* data() { return buffer_.data() + before_; }
-
- private:
-  std::size_t before_;
-  kit::DeviceBuffer<float> buffer_;
-};
+// A picture in device memory between two guard zones of NaN (kit::GuardedInput): a window that
+// reads before the first row or past the last one adds NaN, and its output shows it.
+inline kit::GuardedInput<float> guarded_picture(const std::vector<float>& picture, const Size& size) {
+  return kit::GuardedInput<float>(picture, guard_size(size));
+}
 
 // ---------------------------------------------------------------------------------------------
 // The comparison.
@@ -125,7 +113,7 @@ inline bool expect_rows(const std::vector<float>& got, const convolution_referen
       got, expected.value, [&](std::size_t i) { return units * expected.magnitude[i]; }, context);
 }
 
-// Uploads `filter`, runs `kernel` on the picture (from a GuardedPicture) into a poisoned output
+// Uploads `filter`, runs `kernel` on the picture (from guarded_picture) into a poisoned output
 // followed by a poisoned guard zone, `repeats` times, and checks each result against the CPU
 // reference and the guard zone. Returns false at the first failure.
 inline bool check_picture(const Kernel& kernel, const std::vector<float>& picture, const Size& size,
@@ -134,7 +122,7 @@ inline bool check_picture(const Kernel& kernel, const std::vector<float>& pictur
   const convolution_reference::Expected expected =
       convolution_reference::convolve(picture, size.width, size.height, filter, radius);
   const std::size_t n = size.pixels();
-  GuardedPicture d_in(picture, size);
+  auto d_in = guarded_picture(picture, size);
   kit::DeviceBuffer<float> d_out(n + guard_size(size));
   const auto row = static_cast<std::size_t>(size.width);
   const std::string text = input + ", filter radius " + std::to_string(radius);

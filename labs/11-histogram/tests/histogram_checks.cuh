@@ -104,29 +104,14 @@ inline std::vector<float> random_floats(std::size_t n, float lo, float hi, int b
 // ---------------------------------------------------------------------------------------------
 // Device memory.
 
-// An input in device memory between two guard zones filled with `fill`: a kernel that reads
-// before the start or past the end counts a value that is not there. data() stays 16-byte
-// aligned (the guard is a multiple of 16 bytes).
+// An input in device memory between two guard zones of input_guard_bytes filled with `fill`
+// (kit::GuardedInput): a kernel that reads before the start or past the end counts a value that
+// is not there.
 template <class T>
-class GuardedInput {
- public:
-  GuardedInput(const std::vector<T>& host, T fill)
-      : guard_((static_cast<std::size_t>(kit::param_int("input_guard_bytes")) + 15) / 16 * 16 / sizeof(T)),
-        n_(host.size()),
-        buffer_(n_ + 2 * guard_) {
-    const std::vector<T> zone(guard_, fill);
-    CUDA_CHECK(cudaMemcpy(buffer_.data(), zone.data(), guard_ * sizeof(T), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(data(), host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(data() + n_, zone.data(), guard_ * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  const T* data() const { return buffer_.data() + guard_; }
-  T* data() { return buffer_.data() + guard_; }
-  std::int64_t size() const { return static_cast<std::int64_t>(n_); }
-
- private:
-  std::size_t guard_, n_;
-  kit::DeviceBuffer<T> buffer_;
-};
+kit::GuardedInput<T> guarded_input(const std::vector<T>& host, T fill) {
+  const auto guard_bytes = static_cast<std::size_t>(kit::param_int("input_guard_bytes"));
+  return kit::GuardedInput<T>(host, (guard_bytes + sizeof(T) - 1) / sizeof(T), fill);
+}
 
 // Counters in device memory followed by a guard zone, all poisoned before each call.
 class GuardedCounters {
@@ -173,7 +158,7 @@ inline bool check_bytes_on_device(const ByteKernel& kernel, const std::uint8_t* 
 // `data` uploaded between guard zones of the byte 171 (the poison), then checked.
 inline bool check_bytes(const ByteKernel& kernel, const Bytes& data, const std::string& input,
                         const std::string& look_at, int repeats = 1) {
-  const GuardedInput<std::uint8_t> d_data(data, kit::poison_value<std::uint8_t>());
+  const auto d_data = guarded_input(data, kit::poison_value<std::uint8_t>());
   return check_bytes_on_device(kernel, d_data.data(), d_data.size(),
                                histogram_reference::byte_counts(data, histogram_reference::threads_for(data.size())),
                                input, look_at, repeats);
@@ -183,7 +168,7 @@ inline bool check_bytes(const ByteKernel& kernel, const Bytes& data, const std::
 // 0, so a read outside the input shows).
 inline bool check_floats(const std::vector<float>& values, float lo, float hi, int bins, const std::string& input,
                          const std::string& look_at = kLookAtFloats) {
-  const GuardedInput<float> d_values(values, lo);
+  const auto d_values = guarded_input(values, lo);
   GuardedCounters d_bins(static_cast<std::size_t>(bins));
   d_bins.poison();
   launch_histogram_floats(d_values.data(), d_values.size(), lo, hi, bins, d_bins.data());

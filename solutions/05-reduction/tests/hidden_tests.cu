@@ -48,7 +48,7 @@ constexpr int kFillThreads = 256;
 void check_huge(const Step& step) {
   const auto n = static_cast<std::int64_t>(kit::param_int("huge_n"));
   const auto period = static_cast<std::int64_t>(kit::param_int("huge_period"));
-  GuardedInput<float> d_in(static_cast<std::size_t>(n));
+  auto d_in = guarded_input<float>(static_cast<std::size_t>(n));
   fill_sparse_pattern_kernel<<<kFillBlocks, kFillThreads>>>(d_in.data(), n, period);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());

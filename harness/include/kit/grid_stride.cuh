@@ -1,5 +1,5 @@
 // The launch shape of the harness's own grid-stride kernels: random fills, poison counts,
-// gathers, the matmul check. Private to the harness's sources.
+// gathers, counts on the device (kit/device_count.cuh).
 #pragma once
 
 #include <algorithm>
