@@ -156,8 +156,9 @@ def _go_on() -> None:
 @dataclass
 class ProgramRun:
     """The cases of one built test program (a student's, the reference's, a variant's), run the grader's way:
-    in the sandbox with the lab's limits, under compute-sanitizer where the config says so, within one budget,
-    under the GPU lock when one is given. What each case came to is booked here as it runs."""
+    its student code in the sandbox with the lab's limits (runner.py), under compute-sanitizer where the config
+    says so, within one budget, under the GPU lock when one is given. What each case came to is booked here as
+    it runs."""
 
     config: LabConfig
     binary: Path
