@@ -9,9 +9,12 @@
   (grades.csv, .DS_Store) is skipped with one warning, not graded as a student with 0 points.
 - The reference is built once, with every core; each student's build links its
   compiled tests and harness (prebuilt.py), so only the student's files compile.
-- A student's plain correctness cases share one test program (grade.settle_together):
-  one sandbox and one CUDA start instead of one per case, which under load was most
-  of a small case's time; what did not pass there runs again alone.
+- Each student's test program runs through the run stage's one scheduler
+  (grader/run/schedule.py), as `grade` runs one submission's: the plain
+  correctness cases share one test program, and what did not pass there runs
+  again alone; a case that runs out of time or memory spends the student's budget.
+  This module decides only when: correctness a few students at once, then the
+  serial tests and timing of a batch of students in one exclusive hold.
 - The reference is timed once per GPU lane, under the exclusive lock, and each
   student is scored against the reference of the lane that timed them.
 - A student is timed only where performance points are possible: the timing
@@ -44,12 +47,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from grader import audit, build, grade, intake, report, run, sandbox, summary
+from grader import audit, build, grade, intake, report, sandbox, summary
 from grader.config import REPO_ROOT, LabConfig
+from grader.errors import GraderError, NoGpu
 from grader.gpulock import Gpu, GpuLock, list_gpus
 from grader.progress import Counts, Progress, read_counts
 from grader.proc import run_process
-from grader.run import CaseOutcome, RunInfo
+from grader.run.outcomes import CaseOutcome
+from grader.run.schedule import Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, time_reference
 from grader.score import NOT_TIMED, Scored, score_lab, unmet_requirements
 
 # Correctness test programs running at once on one GPU: each holds a CUDA context (about 0.5 GB)
@@ -239,16 +244,8 @@ class _Student:
     work: Path
     started: float
     fingerprint: str = ""
-    binary: Path | None = None
-    info: RunInfo = field(default_factory=RunInfo)
-    outcomes: dict[str, CaseOutcome] = field(default_factory=dict)
-    lock_wait: dict[str, float] = field(default_factory=lambda: {"shared_s": 0.0, "exclusive_s": 0.0})
-    reruns: list[dict] = field(default_factory=list)
+    run: ProgramRun | None = None  # the student's built test program and what its cases came to, once built
     phases_s: dict[str, float] = field(default_factory=dict)  # where this student's time went
-    # Per test case: the program's whole run (sandbox, CUDA start, inputs, test; for cases settled in a shared
-    # program, an even share of it) and the test's own seconds.
-    case_s: dict[str, dict[str, float]] = field(default_factory=dict)
-    budget: run.Budget = field(default_factory=run.Budget)  # spent once a case runs out of time or memory
 
 
 class _Stop(Exception):
@@ -256,7 +253,7 @@ class _Stop(Exception):
 
 
 class ClassGrading:
-    """One lane's grading of a list of students: a build pool, a pool of correctness runners and one
+    """One lane's grading of a list of students: a build pool, a pool of correctness runs and one
     thread that does everything that needs the GPU alone."""
 
     def __init__(self, config: LabConfig, students: list[Student], out_dir: Path, workroot: Path,
@@ -271,12 +268,13 @@ class ClassGrading:
         self.progress = Progress(len(students), stream, options.counts_file)
         self.reference_build = options.reference_build
         self.reference_built = threading.Event()
-        self.reference: grade.Evaluation | None = None
+        self.reference: Evaluation | None = None
         self.stopping = threading.Event()
         self.no_gpu = ""
-        self.fatal: grade.GraderError | None = None
+        self.fatal: GraderError | None = None
         self.alone: queue.Queue[_Student | None] = queue.Queue()
         self.phases_s = {"reference_build_s": 0.0, "reference_timing_s": 0.0}
+        self.tests = plan(config, [t.name for t in config.tests])  # the lab's tests by how they hold the GPU
 
     # -- the run ------------------------------------------------------------------------------------------
 
@@ -285,7 +283,7 @@ class ClassGrading:
         when the run could not finish for want of a GPU or because the reference is broken."""
         jobs = self.options.jobs or default_jobs(self.options.gpu_jobs)
         builders = ThreadPoolExecutor(jobs, thread_name_prefix="build")
-        self.runners = ThreadPoolExecutor(self.options.gpu_jobs, thread_name_prefix="run")
+        self.correctness_pool = ThreadPoolExecutor(self.options.gpu_jobs, thread_name_prefix="run")
         alone = threading.Thread(target=self._alone_worker, name="alone", daemon=True)
         interrupted = False
         try:
@@ -295,14 +293,14 @@ class ClassGrading:
                 if (state := self._intake(student)) is not None:
                     futures.append(builders.submit(self._build, state))
             wait(futures)
-            self.runners.shutdown(wait=True)
+            self.correctness_pool.shutdown(wait=True)
         except KeyboardInterrupt:
             interrupted = True
             self.stopping.set()
             self.progress.note("Stopping: the test programs already running finish (within their time limits); "
                                "run the same command again to go on.")
             builders.shutdown(wait=True, cancel_futures=True)
-            self.runners.shutdown(wait=True, cancel_futures=True)
+            self.correctness_pool.shutdown(wait=True, cancel_futures=True)
         finally:
             builders.shutdown(wait=True)
             self.reference_built.set()
@@ -312,7 +310,7 @@ class ClassGrading:
         if self.fatal is not None:
             raise self.fatal
         if self.no_gpu:
-            raise grade.NoGpu(self.no_gpu)
+            raise NoGpu(self.no_gpu)
         return not (interrupted or self.stopping.is_set())
 
     def _stop_requested(self, gpu_needed: bool = True) -> bool:
@@ -339,10 +337,10 @@ class ClassGrading:
         try:
             if self.reference_build is None:
                 self.reference_build = build_reference_tree(self.config, self.workroot / "reference-build")
-        except grade.GraderError as error:
+        except GraderError as error:
             self.fatal = error
         except Exception:  # a broken reference stops the class; say why
-            self.fatal = grade.GraderError(traceback.format_exc(limit=5))
+            self.fatal = GraderError(traceback.format_exc(limit=5))
         finally:
             self.phases_s["reference_build_s"] = time.monotonic() - started
             self.reference_built.set()
@@ -354,13 +352,13 @@ class ClassGrading:
         """The lane's reference timing, under the exclusive lock; the class is scored against it."""
         started = time.monotonic()
         cases = timed_cases(self.config)
-        evaluation = grade.time_reference(self.config, self._reference_binary(), self.workroot / "reference-run",
-                                          self.lock, cases)
+        evaluation = time_reference(self.config, self._reference_binary(), self.workroot / "reference-run",
+                                    self.lock, cases)
         failed = [f"{name}: {o.status}: {' '.join(o.messages)[:2000]}" for name, o in evaluation.outcomes.items()
                   if not o.passed]
         if failed:
-            raise grade.GraderError(f"the reference's timing cases failed on {self.gpu.name or self.gpu.key}, so "
-                                    f"no student can be scored for performance:\n" + "\n".join(failed))
+            raise GraderError(f"the reference's timing cases failed on {self.gpu.name or self.gpu.key}, so "
+                              f"no student can be scored for performance:\n" + "\n".join(failed))
         self.reference = evaluation
         self.phases_s["reference_timing_s"] = time.monotonic() - started
 
@@ -396,8 +394,8 @@ class ClassGrading:
                 self._finish(state, grade.all_zero(self.config, grade.NOT_RUN_COMPILE), message, ["build error"],
                              "build_error")
                 return
-            state.binary = built.binary
-            self.runners.submit(self._guarded, state, self._correctness)
+            state.run = ProgramRun(self.config, built.binary, state.work / "run", self.lock)
+            self.correctness_pool.submit(self._guarded, state, self._correctness)
         except _Stop:
             pass
         except Exception as error:  # noqa: BLE001 - one student's trouble must not stop the class
@@ -418,62 +416,32 @@ class ClassGrading:
             self._write(state, grade.refused(self.config, why, state.started), [f"refused at intake: {why}"],
                         "refused")
 
-    # -- correctness (runner pool, GPU lock shared) -------------------------------------------------------
+    # -- correctness (correctness pool, GPU lock shared) --------------------------------------------------
 
     def _guarded(self, state: _Student, stage: Callable[[_Student], None]) -> None:
         try:
             stage(state)
         except _Stop:
             pass
-        except grade.NoGpu as error:
+        except NoGpu as error:
             self._no_gpu(str(error))
         except Exception as error:  # noqa: BLE001
             self._grader_problem(state, error)
 
     def _correctness(self, state: _Student) -> None:
+        """The student's tests that may share the GPU (the scheduler's plan), a few students at once; then the
+        serial tests and timing are queued for the thread that runs them alone."""
         self._check_stop()
         started = time.monotonic()
-        run_dir = state.work / "run"
-        listing = grade.list_cases(self.config, state.binary, run_dir, self.lock)
-        if listing.problem and not listing.cases:
-            state.outcomes = grade.could_not_start(listing, [t.name for t in self.config.tests])
+        if not state.run.list_cases([t.name for t in self.config.tests]):
             self._score(state)
             return
-        state.info = listing.info
-        names = [t.name for t in self.config.tests if not t.serial]
-        together = grade.share_a_program(self.config, names)
-        if together:
-            self._check_stop()
-            with self.lock.shared() as waited:
-                self._settle_together(state, together)
-            state.lock_wait["shared_s"] += waited
-        for name in (n for n in names if n not in state.outcomes):  # the rest, and what did not pass together
-            self._check_stop()
-            with self.lock.shared() as waited:
-                self._run_case(state, name)
-            state.lock_wait["shared_s"] += waited
+        state.run.run_beside(self.tests.beside, before_each=self._check_stop)
         state.phases_s["correctness_s"] = time.monotonic() - started
-        if any(t.serial for t in self.config.tests) or self._timing_possible(state, assume_serial_pass=True):
+        if self.tests.alone or self._timing_possible(state, assume_serial_pass=True):
             self.alone.put(state)
         else:
             self._score(state)
-
-    def _run_case(self, state: _Student, case: str) -> CaseOutcome:
-        started = time.monotonic()
-        outcome = grade.run_one(self.config, state.binary, case, state.work / "run", state.budget)
-        state.case_s[case] = {"run": round(time.monotonic() - started, 3), "test": round(outcome.seconds, 3)}
-        state.outcomes[case] = outcome
-        return outcome
-
-    def _settle_together(self, state: _Student, cases: list[str]) -> None:
-        """Cases that share one program (grade.settle_together); each it settles is booked an even share of its
-        seconds."""
-        started = time.monotonic()
-        outcomes = grade.settle_together(self.config, state.binary, cases, state.work / "run", state.budget)
-        share = (time.monotonic() - started) / len(cases)
-        for name, outcome in outcomes.items():
-            state.case_s[name] = {"run": round(share, 3), "test": round(outcome.seconds, 3)}
-            state.outcomes[name] = outcome
 
     def _timing_possible(self, state: _Student, assume_serial_pass: bool = False) -> list[str]:
         """The timing cases worth running for this student: they earn points and what they require passed."""
@@ -481,7 +449,7 @@ class ClassGrading:
         cases = []
         for spec in self.config.perf:
             if spec.points > 0 and spec.case not in cases and not [
-                    t for t in unmet_requirements(self.config, spec, state.outcomes) if t not in serial]:
+                    t for t in unmet_requirements(self.config, spec, state.run.outcomes) if t not in serial]:
                 cases.append(spec.case)
         return cases
 
@@ -504,22 +472,20 @@ class ClassGrading:
     def _serial_and_timing(self, batch: list[_Student]) -> None:
         """The serial tests and timing cases of the students in `batch`, in one exclusive hold; then their scores."""
         done = []
-        with self.lock.exclusive() as waited:
+        with hold(self.lock, alone=True) as waited:
             for state in batch:
                 if self._stop_requested():
                     break
                 started = time.monotonic()
                 try:
-                    for test in self.config.tests:
-                        if test.serial:
-                            self._run_case(state, test.name)
-                    for case in self._timing_possible(state):
-                        self._run_case(state, case)
-                    self._rerun_near_thresholds(state)
+                    state.run.run_alone(self.tests.alone)
+                    timed = self._timing_possible(state)  # now that the serial tests have run
+                    state.run.run_alone(timed)
+                    state.run.time_again_near_thresholds(timed, self.reference.outcomes)
                 except Exception as error:  # noqa: BLE001
                     self._grader_problem(state, error)
                     continue
-                state.lock_wait["exclusive_s"] += waited
+                state.run.lock_wait["exclusive_s"] += waited
                 state.phases_s["serial_and_timing_s"] = time.monotonic() - started
                 done.append(state)
         for state in done:
@@ -528,56 +494,25 @@ class ClassGrading:
     def _guarded_reference(self) -> None:
         try:
             self._time_reference()
-        except grade.NoGpu as error:
+        except NoGpu as error:
             self._no_gpu(str(error))
-        except grade.GraderError as error:
+        except GraderError as error:
             self.fatal = error
         except Exception:  # noqa: BLE001
-            self.fatal = grade.GraderError(traceback.format_exc(limit=5))
-
-    def _ratio(self, outcome: CaseOutcome, measurement: str) -> float | None:
-        mine = outcome.timing(measurement)
-        ref_outcome = self.reference.outcomes.get(outcome.name)
-        ref = ref_outcome.timing(measurement) if ref_outcome else None
-        if not mine or not ref or not mine.get("median_s") or not ref.get("median_s"):
-            return None
-        return mine["median_s"] / ref["median_s"]
-
-    def _rerun_near_thresholds(self, state: _Student) -> None:
-        """Time again each timing case with a ratio near full_at or zero_at; keep the better median."""
-        for case in self._timing_possible(state):
-            first = state.outcomes.get(case)
-            if first is None or not first.passed:
-                continue
-            near = [(spec.measurement, ratio) for spec in self.config.perf if spec.case == case and spec.points > 0
-                    and (ratio := self._ratio(first, spec.measurement)) is not None
-                    and audit.near_threshold(ratio, self.config)]
-            if not near:
-                continue
-            second = grade.run_one(self.config, state.binary, case, state.work / "run", state.budget)
-            timings = list(first.timings)
-            for measurement, ratio in near:
-                again = self._ratio(second, measurement) if second.passed else None
-                counted = "second" if again is not None and again < ratio else "first"
-                if counted == "second":
-                    timings = [second.timing(measurement) if t.get("name") == measurement else t for t in timings]
-                state.reruns.append({"case": case, "measurement": measurement, "ratios": [ratio, again],
-                                     "second_status": second.status, "counted": counted})
-            state.outcomes[case] = replace(first, timings=timings)
+            self.fatal = GraderError(traceback.format_exc(limit=5))
 
     # -- the result ---------------------------------------------------------------------------------------
 
     def _score(self, state: _Student) -> None:
-        outcomes = dict(state.outcomes)
+        outcomes = dict(state.run.outcomes)
         for case in self.config.timing_cases:
             if case not in outcomes:
                 outcomes[case] = CaseOutcome(case, NOT_TIMED, [self._why_not_timed(case, outcomes)])
         reference = self.reference.outcomes if self.reference else None
         items = score_lab(self.config, outcomes, reference)
-        evaluation = grade.Evaluation(info=state.info, outcomes=state.outcomes,
-                                      lock_wait_s=sum(state.lock_wait.values()))
-        output = f"Graded on {state.info.gpu} (driver {state.info.driver})."
-        self._finish(state, items, output, attention(state.outcomes), "graded", evaluation)
+        evaluation = state.run.evaluation()
+        output = f"Graded on {evaluation.info.gpu} (driver {evaluation.info.driver})."
+        self._finish(state, items, output, attention(evaluation.outcomes), "graded", evaluation)
 
     def _why_not_timed(self, case: str, outcomes: dict[str, CaseOutcome]) -> str:
         specs = [p for p in self.config.perf if p.case == case]
@@ -594,21 +529,21 @@ class ClassGrading:
                      "grader_problem")
 
     def _finish(self, state: _Student, items: list[Scored], output: str, notes: list[str], status: str,
-                evaluation: grade.Evaluation | None = None) -> None:
+                evaluation: Evaluation | None = None) -> None:
         graded = grade.finish(self.config, items, output, state.started, evaluation,
                               self.reference if evaluation is not None else None)
         self._write(state, graded, notes, status, evaluation)
 
     def _write(self, state: _Student, graded: grade.Graded, notes: list[str], status: str,
-               evaluation: grade.Evaluation | None = None) -> None:
+               evaluation: Evaluation | None = None) -> None:
         extra = graded.results["extra_data"]
         extra.update(student=state.student.name, status=status, attention=notes, fingerprint=state.fingerprint,
                      lane={"gpu": self.gpu.key, "name": self.gpu.name, "cuda_visible_devices": self.gpu.visible})
         extra["phases_s"] = {key: round(value, 3) for key, value in state.phases_s.items()}
         if evaluation is not None:
-            extra["lock_wait_by_kind_s"] = {key: round(value, 3) for key, value in state.lock_wait.items()}
-            extra["reruns"] = state.reruns
-            extra["case_s"] = state.case_s
+            extra["lock_wait_by_kind_s"] = {key: round(value, 3) for key, value in state.run.lock_wait.items()}
+            extra["reruns"] = state.run.reruns
+            extra["case_s"] = state.run.case_s
         folder = self.out_dir / state.student.name
         report.write_json(folder / summary.RESULTS, graded.results)
         report.write_text(folder / "report.txt", graded.table + "\n")
@@ -628,7 +563,7 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
         students = students[lane[0]::lane[1]]
     if not students:  # an empty share (of a small class, or an empty folder) has nothing to build, run or time
         return ClassResult([], summary.write_all(out_dir, config.name, config.max_points, []) if lane is None else "")
-    grade.sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing
+    sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing
     gpus = list_gpus()
     if lane is None and len(gpus) > 1:
         return grade_on_lanes(config, submissions, out_dir, workroot, options, shard, gpus, stream)
@@ -709,9 +644,9 @@ def grade_on_lanes(config: LabConfig, submissions: Path, out_dir: Path, workroot
         text = summary.write_all(out_dir, config.name, config.max_points, students)
     failed = {k: r for k, r in results.items() if r.returncode != 0}
     if any(r.returncode == NO_GPU_EXIT for r in failed.values()):
-        raise grade.NoGpu(next(r.output for r in failed.values() if r.returncode == NO_GPU_EXIT)[-2000:])
+        raise NoGpu(next(r.output for r in failed.values() if r.returncode == NO_GPU_EXIT)[-2000:])
     if failed and not stopped:
-        raise grade.GraderError("\n".join(f"lane {k} ({gpus[k].name or gpus[k].key}) {r.describe_exit()}:\n"
-                                          f"{r.output[-3000:]}" for k, r in failed.items()))
+        raise GraderError("\n".join(f"lane {k} ({gpus[k].name or gpus[k].key}) {r.describe_exit()}:\n"
+                                    f"{r.output[-3000:]}" for k, r in failed.items()))
     return ClassResult(students, text, stopped=stopped,
                        phases_s={"reference_build_s": reference_built - started})

@@ -13,8 +13,10 @@ from grader import (build, buildinfo, calls, classroom, handouts, intake, linkch
                     sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_host_buffers, load_lab
 from grader.gpulock import GpuLock, list_gpus
-from grader.grade import GraderError, NoGpu, fresh_workroot, grade_submission, list_cases, remove_workroot
+from grader.errors import GraderError, NoGpu
+from grader.grade import fresh_workroot, grade_submission, remove_workroot
 from grader.proc import run_attached
+from grader.run.schedule import ProgramRun
 from grader.selfcheck import case_problems, check_lab
 
 NO_GPU_EXIT = classroom.NO_GPU_EXIT
@@ -284,7 +286,8 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     configs = [load_lab(lab) for lab in _labs(args.lab)]
     # NoGpu here, before the variants are compiled for nothing.
     with tempfile.TemporaryDirectory(prefix="kit-gpu-probe-") as folder:
-        list_cases(configs[0], build.binary_path(build_dir, configs[0].name, "reference"), Path(folder))
+        reference = build.binary_path(build_dir, configs[0].name, "reference")
+        ProgramRun(configs[0], reference, Path(folder)).list_cases([])
     # One lab at a time (two builds in one build folder at once would trample each other), each with every core.
     started = time.monotonic()
     builds = {config.name: build.build_variants(build_dir, config) for config in configs}
@@ -337,7 +340,7 @@ def cmd_sandboxed_compile(args: argparse.Namespace) -> int:
     spec = sandbox.Spec(writable=tuple(Path(p) for p in args.writable),
                         readable=tuple(Path(p) for p in args.readable), limits=sandbox.COMPILE_LIMITS)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    return run_attached(command, spec)
+    return run_attached(sandbox.confine(command, spec))
 
 
 def cmd_record(args: argparse.Namespace) -> int:

@@ -2,39 +2,24 @@
 
 intake -> build -> run -> score -> report; each stage is its own module and
 this one only passes plain data between them. The build phase
-(build_submission) and the run phase (evaluate) are separate, so that a
-class grading (classroom.py) can schedule them apart.
+(build_submission) and the run stage (grader/run/, whose scheduler a class
+grading shares) are separate, so that classroom.py can schedule a class's
+builds apart from its runs.
 """
 from __future__ import annotations
 
 import shutil
 import tempfile
 import time
-from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from grader import audit, build, intake, prebuilt, report, run, sanitizer
+from grader import audit, build, intake, prebuilt, report
 from grader.config import LabConfig
+from grader.errors import GraderError
 from grader.gpulock import GpuLock
+from grader.run.schedule import Evaluation, evaluate, seed_for, time_reference
 from grader.score import Scored, score_lab
-
-
-class NoGpu(Exception):
-    """Grading needs a CUDA GPU and this machine has none usable."""
-
-
-class GraderError(Exception):
-    """Something is wrong with the instructor's side (config, reference, build files), not the submission."""
-
-
-@dataclass
-class Evaluation:
-    """What running one test program produced."""
-
-    info: run.RunInfo
-    outcomes: dict[str, run.CaseOutcome] = field(default_factory=dict)
-    lock_wait_s: float = 0.0  # time spent waiting for the GPU lock
 
 
 @dataclass
@@ -43,11 +28,6 @@ class Graded:
     results: dict  # Gradescope's results.json
     table: str
     not_run: str = ""  # why no test ran ("was refused at intake", "did not compile"); empty when the tests ran
-
-
-def seed_for(config: LabConfig) -> int | None:
-    """The grading seed (secret, from hidden.toml) or None for the lab's public one."""
-    return config.grading_seed
 
 
 # A secret number shorter than this is not searched for in text: it would hit counts and sizes in ordinary
@@ -65,119 +45,6 @@ def secret_numbers(config: LabConfig) -> tuple[int, ...]:
     return (seed,)
 
 
-def needs_gpu_alone(config: LabConfig, case: str) -> bool:
-    """Timing cases, and tests marked serial (they read device-wide free memory), run with nothing beside them."""
-    return case in config.timing_cases or any(t.name == case and t.serial for t in config.tests)
-
-
-def case_timeout(config: LabConfig, case: str) -> float:
-    return next((t.timeout_s for t in config.tests if t.name == case), config.timeout_s)
-
-
-def hold(lock: GpuLock | None, alone: bool):
-    """The GPU lock, exclusive or shared (a context that gives the seconds waited); nothing without a lock."""
-    if lock is None:
-        return nullcontext(0.0)
-    return lock.exclusive() if alone else lock.shared()
-
-
-def list_cases(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock | None = None) -> run.Listing:
-    """The program's listing (its cases and the GPU it sees); raises NoGpu when it sees none."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    with hold(lock, alone=False):
-        listing = run.list_cases(binary, workdir, config.run_limits)
-    if (listing.cases or not listing.problem) and not listing.info.gpu_available:
-        raise NoGpu(listing.info.why_no_gpu or "no CUDA device found")
-    return listing
-
-
-def could_not_start(listing: run.Listing, cases: list[str]) -> dict[str, run.CaseOutcome]:
-    return {name: run.CaseOutcome(name, "crashed", [f"The test program could not start: {listing.problem}"])
-            for name in cases}
-
-
-def run_one(config: LabConfig, binary: Path, case: str, workdir: Path, budget: run.Budget) -> run.CaseOutcome:
-    """One test case the grader's way: in the sandbox with the lab's limits, under compute-sanitizer where the
-    config says so, and not at all once the submission's budget is spent."""
-    wrapper = sanitizer_wrappers(config, [case]).get(case)
-    return budget.run(case, lambda: run.run_case(binary, case, case_timeout(config, case), workdir, seed_for(config),
-                                                 config.run_limits, wrapper))
-
-
-def share_a_program(config: LabConfig, cases: list[str]) -> list[str]:
-    """The cases of `cases` that can run together in one program (none unless at least two): those not under
-    compute-sanitizer and not needing the GPU alone."""
-    wrappers = sanitizer_wrappers(config, cases)
-    together = [c for c in cases if c not in wrappers and not needs_gpu_alone(config, c)]
-    return together if len(together) > 1 else []
-
-
-def settle_together(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
-                    budget: run.Budget) -> dict[str, run.CaseOutcome]:
-    """`cases` (from share_a_program) in one program (run.run_group): the outcomes it settles, a case that ran out
-    of time spending the budget. The caller runs each case it did not settle alone, so that the outcome of a
-    case that failed or crashed is always its own run's."""
-    if budget.spent_by is not None:
-        return {}
-    settled = run.run_group(binary, [(c, case_timeout(config, c)) for c in cases], workdir, seed_for(config),
-                            config.run_limits)
-    return {name: outcome if outcome.passed else budget.run(name, lambda o=outcome: o)
-            for name, outcome in settled.items()}
-
-
-def run_cases(config: LabConfig, binary: Path, cases: list[str], workdir: Path,
-              lock: GpuLock | None = None) -> tuple[dict[str, run.CaseOutcome], float]:
-    """(outcomes, seconds waited for the lock): the cases that can share a program together, then each other
-    case, under the shared lock, except the ones that need the GPU alone, which run last, together, in one
-    exclusive hold."""
-    outcomes: dict[str, run.CaseOutcome] = {}
-    budget = run.Budget()
-    waited = 0.0
-    alone = [name for name in cases if needs_gpu_alone(config, name)]
-    together = share_a_program(config, [c for c in cases if c not in alone])
-    if together:
-        with hold(lock, alone=False) as wait_s:
-            outcomes.update(settle_together(config, binary, together, workdir, budget))
-        waited += wait_s
-    for name in (c for c in cases if c not in alone and c not in outcomes):
-        with hold(lock, alone=False) as wait_s:
-            outcomes[name] = run_one(config, binary, name, workdir, budget)
-        waited += wait_s
-    if alone:
-        with hold(lock, alone=True) as wait_s:
-            for name in alone:
-                outcomes[name] = run_one(config, binary, name, workdir, budget)
-        waited += wait_s
-    return {name: outcomes[name] for name in cases}, waited
-
-
-def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | None = None,
-             lock: GpuLock | None = None) -> Evaluation:
-    """Run a built test program's test cases (all the config names, unless `cases` says which),
-    under the GPU lock when one is given."""
-    wanted = cases if cases is not None else list(config.all_case_names)
-    listing = list_cases(config, binary, workdir, lock)
-    if listing.problem and not listing.cases:
-        return Evaluation(info=listing.info, outcomes=could_not_start(listing, wanted))
-    outcomes, waited = run_cases(config, binary, wanted, workdir, lock)
-    return Evaluation(info=listing.info, outcomes=outcomes, lock_wait_s=waited)
-
-
-def sanitizer_wrappers(config: LabConfig, names: list[str]) -> dict[str, sanitizer.Wrapper]:
-    """How each test in `names` that the config runs under compute-sanitizer is run.
-
-    Without compute-sanitizer this refuses (GraderError): running those tests without it
-    would fail every submission on them, for a reason that is not the submission's.
-    """
-    tools = {t.name: t.sanitizer for t in config.tests if t.sanitizer and t.name in names}
-    if not tools:
-        return {}
-    executable = sanitizer.find()
-    if executable is None:
-        raise GraderError(sanitizer.missing_message(config.name, config.sanitizer_tools))
-    return {name: sanitizer.Wrapper(executable, tool) for name, tool in tools.items()}
-
-
 def build_reference(config: LabConfig, build_dir: Path) -> Path:
     if config.solution_dir is None:
         raise GraderError(f"no solutions/{config.name}/: the reference is needed for performance points")
@@ -185,11 +52,6 @@ def build_reference(config: LabConfig, build_dir: Path) -> Path:
     if not result.ok:
         raise GraderError(f"the reference solution of {config.name} does not build:\n{result.errors()}")
     return result.binary
-
-
-def time_reference(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock | None = None,
-                   cases: list[str] | None = None) -> Evaluation:
-    return evaluate(config, binary, workdir, list(cases if cases is not None else config.timing_cases), lock)
 
 
 def build_submission(config: LabConfig, staged_folder: Path, build_dir: Path,

@@ -3,8 +3,9 @@
 Every child runs in a process group of its own, with a timeout that kills the
 whole group (a submission's stray children too), and its output goes to a file
 of which only the tail is kept, so a program that prints without end cannot
-fill the grader's memory. A child that runs or compiles student code runs in
-the OS sandbox (`grader.sandbox`) when given a sandbox spec.
+fill the grader's memory. This module knows nothing of the OS sandbox: a child
+that runs or compiles student code is given its command as `grader.sandbox`
+confines it, and is started here like any other.
 """
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from grader import sandbox
 
 OUTPUT_TAIL_BYTES = 16_000
 # Variables a CUDA program needs from the grader's environment; nothing else passes.
@@ -80,12 +79,9 @@ WATCH_INTERVAL_S = 0.2
 
 
 def run_process(command: list[str], cwd: Path, env: dict[str, str], timeout_s: float,
-                confined: sandbox.Spec | None = None, watch: Callable[[], bool] | None = None) -> ProcessResult:
-    """Run `command` to completion or timeout; `confined` puts it in the sandbox (when the policy is on). `watch`,
-    called every WATCH_INTERVAL_S while it runs, may end it early by returning True (reported as timed out)."""
-    if confined is not None:
-        sandbox.prepare(confined)
-        command = sandbox.wrap(command, confined)
+                watch: Callable[[], bool] | None = None) -> ProcessResult:
+    """Run `command` to completion or timeout. `watch`, called every WATCH_INTERVAL_S while it runs, may end it
+    early by returning True (reported as timed out)."""
     with tempfile.TemporaryFile() as log:
         start = time.monotonic()
         try:
@@ -140,7 +136,6 @@ def tool_output(command: list[str], stdin: str = "", timeout_s: float = 120) -> 
     return done.returncode, done.stdout, done.stderr
 
 
-def run_attached(command: list[str], confined: sandbox.Spec) -> int:
-    """Run `command` in the sandbox with this process's standard streams (a compiler under the build tool)."""
-    sandbox.prepare(confined)
-    return subprocess.run(sandbox.wrap(command, confined), check=False).returncode
+def run_attached(command: list[str]) -> int:
+    """Run `command` with this process's standard streams (a sandboxed compiler under the build tool)."""
+    return subprocess.run(command, check=False).returncode

@@ -21,10 +21,12 @@ neither the dynamic loader nor a read finds anything there. That is for a
 process that runs student code alone: a lab's test program links the
 libraries its tests use, forbidden to student code or not.
 
-The policy is set once per grader run (`use`); `proc.run_process` asks
-`prepare` and `wrap` for the command line. Where bubblewrap cannot run (not
-installed, or user namespaces are off), grading untrusted code is refused
-unless the TA asked for it without a sandbox, loudly.
+The policy is set once per grader run (`use`). This module builds the command
+line (`confine`) and `grader.proc` starts it like any other: proc knows nothing
+of the sandbox, and the sandbox starts its probes (bubblewrap's test run,
+ldconfig) through proc. Where bubblewrap cannot run (not installed, or user
+namespaces are off), grading untrusted code is refused unless the TA asked for
+it without a sandbox, loudly.
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+
+from grader.proc import tool_output
 
 # System folders a compiler or a CUDA program needs, read-only. /usr holds the
 # CUDA toolkit and the NVIDIA driver's libraries on the machines we know of.
@@ -143,8 +147,6 @@ def _working_mode() -> tuple[str, str]:
         return "", "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     if prlimit is None:
         return "", "prlimit is not installed (Debian/Ubuntu: apt-get install util-linux)"
-    from grader.proc import tool_output  # proc wraps commands with this module: import it late
-
     errors = ""
     for mode in (["drop", "plain"] if _is_root() and shutil.which("setpriv") else ["plain"]):
         code, _, errors = tool_output(_command(["true"], Spec(writable=()), mode), timeout_s=30)
@@ -178,9 +180,18 @@ def require() -> None:
         raise SandboxUnavailable(why)
 
 
-def prepare(spec: Spec) -> None:
+def confine(command: list[str], spec: Spec) -> list[str]:
+    """`command` as it runs in the sandbox `spec` describes (unchanged when the policy is off), with the folders
+    it binds made usable by the user it runs as."""
+    if not _policy.enabled:
+        return command
+    _prepare(spec)
+    return _command(command, spec, _working_mode()[0] or "plain")
+
+
+def _prepare(spec: Spec) -> None:
     """Make the folders the sandbox binds usable by the user it runs as (nothing to do unless it drops root)."""
-    if not _policy.enabled or _working_mode()[0] != "drop":
+    if _working_mode()[0] != "drop":
         return
     for path in spec.writable:
         for folder, _, files in os.walk(path):
@@ -197,13 +208,6 @@ def _allow_passage(path: Path) -> None:
         info = folder.stat()
         if info.st_uid == os.geteuid() and not info.st_mode & stat.S_IXOTH:
             folder.chmod(info.st_mode | stat.S_IXOTH)
-
-
-def wrap(command: list[str], spec: Spec) -> list[str]:
-    """`command` as it runs in the sandbox `spec` describes (unchanged when the policy is off)."""
-    if not _policy.enabled:
-        return command
-    return _command(command, spec, _working_mode()[0] or "plain")
 
 
 def _command(command: list[str], spec: Spec, mode: str) -> list[str]:
@@ -305,8 +309,6 @@ def _loader_cache_folders() -> list[Path]:
                                                  if os.access(p, os.X_OK)), None)
     if ldconfig is None:
         return []
-    from grader.proc import tool_output  # proc wraps commands with this module: import it late
-
     code, listing, _ = tool_output([ldconfig, "-p"], timeout_s=30)
     stems = {stem for stems in CUDA_MATH_LIBRARIES.values() for stem in stems}
     folders = []

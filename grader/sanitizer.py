@@ -5,7 +5,8 @@ runs its test case under `compute-sanitizer --tool <tool>`. The sanitizer decide
 (through its exit code) whether it found something; the student then reads its
 first report, trimmed to what they need: the kind of error, the kernel and line,
 the thread and block, the address and the buffer it missed. Nothing here starts a
-process: grader.run runs the command, grader.grade refuses to grade without the tool.
+process: grader/run/ runs the command (runner.py builds it, judge.py starts the program),
+and its scheduler refuses to grade without the tool.
 """
 from __future__ import annotations
 

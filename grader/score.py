@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from grader.config import LabConfig, PerfSpec
-from grader.run import CaseOutcome
+from grader.run.outcomes import CaseOutcome
 
 MESSAGE_LIMIT = 3000
 # The status of a timing case that was deliberately not run (class grading times only what can earn points).

@@ -13,10 +13,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from grader import build, report, run
+from grader import build, report
 from grader.config import LabConfig
 from grader.gpulock import GpuLock
-from grader.grade import evaluate, finish, time_reference
+from grader.grade import finish
+from grader.run import judge
+from grader.run.schedule import evaluate, time_reference
 from grader.record import RESULTS_NAME
 from grader.score import score_lab
 
@@ -24,7 +26,7 @@ from grader.score import score_lab
 def case_problems(config: LabConfig, binary: Path, workdir: Path, with_hidden: bool) -> list[str]:
     """Differences between the test cases a program has and the ones its config gives points for."""
     workdir.mkdir(parents=True, exist_ok=True)
-    listing = run.list_cases(binary, workdir)
+    listing = judge.list_cases(binary, workdir)
     if listing.problem:
         return [f"{binary.name} could not list its test cases: {listing.problem}"]
     expected = {t.name: ("cpu" if not t.gpu else "") for t in config.tests if with_hidden or not t.hidden}

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from grader import buildinfo, classroom, summary
 from grader.config import REPO_ROOT, LabConfig, load_lab
-from grader.grade import NoGpu
+from grader.errors import NoGpu
 from grader.proc import run_process
 
 KERNEL_START = re.compile(r"__global__\s+void\s+\w+\s*\([^)]*\)\s*\{")

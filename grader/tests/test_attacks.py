@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from grader import sandbox
-from grader.grade import NoGpu, grade_submission
+from grader.errors import NoGpu
+from grader.grade import grade_submission
 from grader.tests.conftest import needs_cuda_toolchain
 
 PERF_TOLERANCE = 0.02  # of the lab's performance points: run-to-run noise between two gradings

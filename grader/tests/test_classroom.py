@@ -12,7 +12,9 @@ import pytest
 
 from grader import classroom, grade
 from grader.config import load_lab
-from grader.gpulock import Gpu
+from grader.errors import NoGpu
+from grader.gpulock import Gpu, GpuLock
+from grader.run import schedule
 from grader.tests.conftest import TOY_CONFIG_HEAD, write
 from grader.tests.fake_gpu import FakeBuilds
 
@@ -214,7 +216,7 @@ def test_without_a_gpu_builds_are_graded_and_the_run_says_so(lab, tmp_path: Path
     submit(tmp_path / "in", "alice", toy('{"gpu": false}'))
     submit(tmp_path / "in", "bob", toy("compile error"))
     out = tmp_path / "out"
-    with pytest.raises(grade.NoGpu, match="no driver in this test"):
+    with pytest.raises(NoGpu, match="no driver in this test"):
         grade_it(config, tmp_path / "in", out, tmp_path)
     assert results(out, "bob")["extra_data"]["attention"] == ["build error"]
     assert not (out / "alice").exists()  # not graded: the next run on a GPU does it
@@ -383,3 +385,28 @@ def test_an_empty_share_builds_and_runs_nothing(lab, tmp_path: Path, monkeypatch
                                    stream=open("/dev/null", "w"))
     assert graded.students == [] and not graded.stopped
     assert (tmp_path / "out" / "gradebook.csv").read_text().splitlines() == ["student,60-toy,max"]
+
+
+def test_grade_and_a_class_start_the_same_programs_for_a_student(lab, tmp_path: Path):
+    """One scheduler: for the cases a class grading runs for a student, `grade`'s entry point (schedule.evaluate)
+    starts the same test programs, each with the same cases, in the same order: the plain correctness cases
+    together, a failure again alone, then the serial test and the timing each in a program of its own."""
+    config, fakes, log = lab
+    submit(tmp_path / "in", "alice", toy("{}"))
+    submit(tmp_path / "in", "carol", toy('{"fail": ["toy: adds"]}'))
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
+    started = Path(str(log) + ".programs")
+    by_class = [json.loads(line) for line in started.read_text().splitlines()]
+    started.unlink()
+    tests = [t.name for t in config.tests]
+    for who, cases in (("alice", tests + ["toy timing: fast"]), ("carol", tests)):  # carol is not timed
+        staged = write(tmp_path / "alone" / who / "submission" / "toy.cu",
+                       (tmp_path / "in" / who / "toy.cu").read_text()).parent
+        built = fakes.build_submission(config, staged, tmp_path / "alone" / who / "build")
+        schedule.evaluate(config, built.binary, tmp_path / "alone" / who / "run", cases,
+                          GpuLock("fake-gpu", tmp_path / "locks"))
+    by_grade = [json.loads(line) for line in started.read_text().splitlines()]
+    for who in ("alice", "carol"):
+        assert [p["cases"] for p in by_grade if p["who"] == who] == [p["cases"] for p in by_class if p["who"] == who]
+    assert [p["cases"] for p in by_grade if p["who"] == "carol"] == [
+        ["toy: adds", "toy: hangs when broken"], ["toy: adds"], ["toy: holds little device memory"]]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from grader.config import load_lab
-from grader.grade import NoGpu, grade_submission
+from grader.errors import NoGpu
+from grader.grade import grade_submission
 from grader.tests.conftest import REPO, needs_cuda_toolchain
 
 BROKEN = """\

@@ -6,7 +6,7 @@ import pytest
 from grader import build, prebuilt
 from grader.classroom import build_reference_tree
 from grader.grade import build_submission
-from grader.run import list_cases
+from grader.run.judge import list_cases
 from grader.tests.conftest import REPO, needs_cuda_toolchain
 
 pytestmark = [needs_cuda_toolchain(),

@@ -6,10 +6,15 @@ records to $KIT_RESULTS, then passes, fails, crashes or hangs as told.
 """
 from pathlib import Path
 
+import pytest
+
+from grader.config import load_lab
 from grader.proc import run_process, scrubbed_env
 import time
 
-from grader.run import list_cases, run_case, run_cases, run_group
+from grader.run.judge import list_cases, run_case, run_group
+from grader.run.schedule import evaluate
+from grader.tests.conftest import TOY_CONFIG_HEAD, write
 
 STAND_IN = r'''#!/usr/bin/env python3
 import json, os, signal, sys, time
@@ -96,17 +101,29 @@ def test_endless_output_keeps_only_a_tail(tmp_path: Path):
     assert result.ok and len(result.output) <= 16_000
 
 
-def test_a_submission_that_runs_out_of_time_skips_its_remaining_cases(tmp_path: Path):
-    program = stand_in(tmp_path)
-    outcomes = run_cases(program, [("passes", 10), ("hangs", 1), ("fails", 10), ("passes", 10)], tmp_path, seed=1)
+def stand_in_lab(tmp_path: Path, serial: bool = False):
+    """A lab whose tests are the stand-in's cases, as the scheduler reads them: 10 s each, 'hangs' 1 s; with
+    `serial`, each needs the GPU alone, so that each runs in a program of its own."""
+    tests = "".join(f'\n[[tests]]\nname = "{name}"\npoints = 1\ntimeout_s = {1 if name == "hangs" else 10}\n'
+                    f'serial = {str(serial).lower()}\n'
+                    for name in ("passes", "fails", "crashes", "hangs", "crashes after"))
+    write(tmp_path / "repo/labs/70-stand-in/lab.toml", TOY_CONFIG_HEAD + tests)
+    return load_lab("70-stand-in", tmp_path / "repo")
+
+
+@pytest.mark.parametrize("serial", [False, True], ids=["in a shared program", "each in a program of its own"])
+def test_a_submission_that_runs_out_of_time_skips_its_remaining_cases(tmp_path: Path, serial: bool):
+    outcomes = evaluate(stand_in_lab(tmp_path, serial), stand_in(tmp_path), tmp_path / "run",
+                        ["passes", "hangs", "fails"]).outcomes
+    assert outcomes["passes"].status == "passed"
     assert outcomes["hangs"].status == "timed_out"
     assert outcomes["fails"].status == "not_run"
     assert "'hangs'" in outcomes["fails"].messages[0] and "fix that case first" in outcomes["fails"].messages[0]
 
 
 def test_an_honest_failure_does_not_spend_the_budget(tmp_path: Path):
-    program = stand_in(tmp_path)
-    outcomes = run_cases(program, [("fails", 10), ("crashes", 10), ("passes", 10)], tmp_path, seed=1)
+    outcomes = evaluate(stand_in_lab(tmp_path), stand_in(tmp_path), tmp_path / "run",
+                        ["fails", "crashes", "passes"]).outcomes
     assert [o.status for o in outcomes.values()] == ["failed", "crashed", "passed"]
 
 
@@ -137,7 +154,6 @@ def _program(tmp_path: Path, name: str, libraries: list[str]) -> Path:
     """A tiny program that needs `libraries` (forced into its dynamic section), as a runner would be linked."""
     import shutil
     import subprocess
-    import pytest
     cuda_lib = Path("/usr/local/cuda/lib64")
     if shutil.which("cc") is None or not (cuda_lib / "libcublas.so").exists():
         pytest.skip("needs a C compiler and the CUDA toolkit's libraries in /usr/local/cuda/lib64")
@@ -153,7 +169,7 @@ def test_a_runner_sees_only_the_cuda_libraries_it_was_linked_with(tmp_path: Path
     """The runner's sandbox covers every CUDA math library its program does not need: lab 04's runner (no
     cuBLAS: it is the yardstick) must not find libcublas by name or by dlopen, while a runner of a lab that lets
     students use cuBLAS keeps it."""
-    from grader.run import linked_libraries, runner_confinement
+    from grader.run.runner import linked_libraries, runner_confinement
     plain = _program(tmp_path, "plain-runner", [])
     with_cublas = _program(tmp_path, "cublas-runner", ["cublas"])
     assert linked_libraries(plain) == set()
@@ -168,7 +184,7 @@ def test_a_runner_sees_only_the_cuda_libraries_it_was_linked_with(tmp_path: Path
 def test_a_runner_sees_neither_the_results_file_nor_the_parameters(tmp_path: Path):
     """The runner's sandbox binds its own program and nothing of the judge's folder: not the results file, not
     params.txt beside the program (hidden parameters), and it writes nothing outside its private /tmp."""
-    from grader.run import runner_confinement
+    from grader.run.runner import runner_confinement
     runner = tmp_path / "lab-tests-runner"
     runner.write_text("")
     (tmp_path / "params.txt").write_text("very_large_n=268435459\n")
@@ -210,7 +226,6 @@ print(", ".join(seen) or "nothing")
 def test_a_split_lab_runs_its_runner_in_the_sandbox_and_its_judge_outside(tmp_path: Path):
     """With a <program>-runner beside the program, the grader runs the program (the judge) as it is and hands it
     the sandboxed command for the runner: the runner sees no KIT_ variable and cannot read the results file."""
-    import pytest
     from grader import sandbox
     if why := sandbox.probe():
         pytest.skip(f"no OS sandbox here: {why}")

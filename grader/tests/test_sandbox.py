@@ -1,7 +1,8 @@
 """The OS sandbox, with real processes: what a hostile test program tries, and what it gets.
 
-Each test runs a small program through `proc.run_process` in the sandbox a test program gets
-(`run.confinement`): its own folder writable, nothing else of the grader's files in view.
+Each test runs a small program through `proc.run_process`, confined by `sandbox.confine` in the sandbox a test
+program that holds student code gets (`runner.unsplit_confinement`): its own folder writable, nothing else of
+the grader's files in view.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 from grader import sandbox
 from grader.proc import run_process, scrubbed_env
-from grader.run import confinement
+from grader.run.runner import unsplit_confinement
 
 REPO = Path(__file__).resolve().parents[2]
 WHY_NOT = sandbox.probe()
@@ -37,8 +38,8 @@ def run_in_sandbox(tmp_path: Path, script: str, timeout_s: float = 20, limits=LI
     work.mkdir(exist_ok=True)
     program = work / "program.py"
     program.write_text(script)
-    return run_process(["/usr/bin/python3", str(program)], cwd=work, env=scrubbed_env(work), timeout_s=timeout_s,
-                       confined=confinement(program, work, limits))
+    command = sandbox.confine(["/usr/bin/python3", str(program)], unsplit_confinement(program, work, limits))
+    return run_process(command, cwd=work, env=scrubbed_env(work), timeout_s=timeout_s)
 
 
 def test_writes_only_its_own_folder(tmp_path: Path):
@@ -242,7 +243,7 @@ def test_hidden_paths_are_covered_after_the_system_binds(tmp_path: Path):
     work = tmp_path / "work"
     work.mkdir()
     spec = sandbox.Spec(writable=(work,), readable=(tree,), hidden=(tree / "private", tree / "libcurand.so.10"))
-    result = run_process(["/usr/bin/python3", "-c", f"""
+    result = run_process(sandbox.confine(["/usr/bin/python3", "-c", f"""
 import os
 print("LISTED", sorted(os.listdir({str(tree / "private")!r})))
 for name in ("libcurand.so.10", "libcudart.so.13"):
@@ -250,7 +251,7 @@ for name in ("libcurand.so.10", "libcudart.so.13"):
         print("READ", name, open(os.path.join({str(tree)!r}, name), "rb").read())
     except OSError as error:
         print("NOT READ", name, type(error).__name__)
-"""], cwd=work, env=scrubbed_env(work), timeout_s=20, confined=spec)
+"""], spec), cwd=work, env=scrubbed_env(work), timeout_s=20)
     assert "LISTED []" in result.output and "NOT READ libcurand.so.10 PermissionError" in result.output
     assert "READ libcudart.so.13 b'\\x7fELFlibcudart.so.13'" in result.output, result.output
 
@@ -261,8 +262,8 @@ def run_python(tmp_path: Path, code: str, hidden: tuple[Path, ...]):
     work.mkdir(exist_ok=True)
     spec = sandbox.Spec(writable=(work,), hidden=hidden,
                         limits=sandbox.Limits(memory_bytes=4 << 30, processes=32, file_bytes=1 << 20))
-    return run_process(["/usr/bin/python3", "-c", code], cwd=work, env=scrubbed_env(work), timeout_s=60,
-                       confined=spec)
+    return run_process(sandbox.confine(["/usr/bin/python3", "-c", code], spec), cwd=work, env=scrubbed_env(work),
+                       timeout_s=60)
 
 
 PROBE = """

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import grade, sanitizer
+from grader import sanitizer
 from grader.config import load_lab
-from grader.grade import GraderError, sanitizer_wrappers
-from grader.run import run_case
+from grader.errors import GraderError
+from grader.run.judge import run_case
+from grader.run.schedule import evaluate, sanitizer_wrappers
 from grader.tests.test_run import stand_in
 
 MEMCHECK_OUTPUT = """\
@@ -136,7 +137,7 @@ def test_grading_refuses_to_start_without_the_sanitizer(toy_repo: Path, tmp_path
     monkeypatch.setattr(sanitizer, "find", lambda search_path=None: None)
     assert sanitizer_wrappers(config, ["toy: adds"]) == {}  # no sanitizer test among them: nothing needed
     with pytest.raises(GraderError, match="compute-sanitizer was not found") as refused:
-        grade.evaluate(config, stand_in(tmp_path), tmp_path / "run")
+        evaluate(config, stand_in(tmp_path), tmp_path / "run")
     assert "50-toy" in str(refused.value) and "racecheck" in str(refused.value)
     assert "cuda-sanitizer" in str(refused.value) and "nothing was graded" in str(refused.value)
 

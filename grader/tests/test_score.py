@@ -4,7 +4,7 @@ import pytest
 
 from grader.config import load_lab
 from grader.report import gradescope_results, table
-from grader.run import CaseOutcome
+from grader.run.outcomes import CaseOutcome
 from grader.score import perf_fraction, score_lab
 
 

@@ -1,87 +1,31 @@
-"""Run: execute a lab's test program and read back what happened.
+"""The judge: start a lab's test program on a built submission, and read back what happened.
 
-A test case runs in a process of its own (run_case), so a
-crash or a hang costs that case alone, with its own timeout; or several share
-one process (run_group), which settles only their clean passes and a case that
-ran out of its own time, and leaves the rest to run alone. What passed, failed and
-measured is read from the results file the harness writes, never from the
-console output. Where the lab is split (harness/runner/), the test program is the judge, trusted and run
-as it is, and the student's code runs in the runner it starts, in the OS sandbox; a lab in one process
-runs whole in the sandbox. A submission has a budget: once one of its cases runs out of
-time or memory, the rest are not run, so one hostile submission costs the
-class about one timeout.
+The test program is the instructor's: its test cases, inputs, checks, clock and
+results file. In a split lab it holds no student code, so it runs as it is,
+trusted and unconfined, and is handed the command of its runner (runner.py),
+which does run student code, in the OS sandbox. A lab not yet split runs whole
+in the sandbox instead.
+
+A test case runs in a process of its own (run_case), so a crash or a hang
+costs that case alone, with its own timeout; or several share one process
+(run_group), which settles only their clean passes and a case that ran out of
+its own time, and leaves the rest to run alone. What passed, failed and
+measured is read from the results file the harness writes (outcomes.py).
+Which cases run how, and when, is schedule.py's to decide.
 """
 from __future__ import annotations
 
-import json
-import re
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sandbox, sanitizer
-from grader.proc import ProcessResult, run_process, scrubbed_env, tool_output
+from grader.proc import ProcessResult, run_process, scrubbed_env
+from grader.run.outcomes import CaseOutcome, Listing, read_records, run_info
+from grader.run.runner import runner_command, runner_of, unsplit_command
 
 LISTING_TIMEOUT_S = 60
-# What a test program's exit or output says when it ran out of host memory under the sandbox's limit.
-OUT_OF_MEMORY_SIGNS = ("std::bad_alloc", "SIGKILL", "Cannot allocate memory")
-
-
-@dataclass
-class RunInfo:
-    gpu_available: bool = False
-    gpu: str = ""
-    driver: str = ""
-    why_no_gpu: str = ""
-    seed: int | None = None
-
-
-@dataclass
-class CaseOutcome:
-    name: str
-    status: str  # passed, failed, crashed, timed_out, not_found, not_run
-    messages: list[str] = field(default_factory=list)
-    timings: list[dict] = field(default_factory=list)
-    seconds: float = 0.0
-    output_tail: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
-
-    def timing(self, measurement: str) -> dict | None:
-        return next((t for t in self.timings if t.get("name") == measurement), None)
-
-
-@dataclass
-class Listing:
-    info: RunInfo
-    cases: dict[str, str]  # test case name -> doctest suite
-    problem: str = ""  # set when the program could not even list its cases
-
-
-def read_records(path: Path) -> list[dict]:
-    """The JSON lines of a results file; lines that are not JSON objects are skipped."""
-    if not path.is_file():
-        return []
-    records = []
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
-def _run_info(records: list[dict]) -> RunInfo:
-    run = next((r for r in records if r.get("kind") == "run"), {})
-    return RunInfo(gpu_available=bool(run.get("gpu_available")), gpu=str(run.get("gpu", "")),
-                   driver=str(run.get("driver", "")), why_no_gpu=str(run.get("why_no_gpu", "")),
-                   seed=run.get("seed"))
 
 
 def _env(workdir: Path, results: Path, seed: int | None) -> dict[str, str]:
@@ -91,49 +35,17 @@ def _env(workdir: Path, results: Path, seed: int | None) -> dict[str, str]:
     return scrubbed_env(workdir, extra)
 
 
-def confinement(binary: Path, workdir: Path, limits: sandbox.Limits | None) -> sandbox.Spec:
-    """A test program sees its own file and its lab's parameters, writes only its folder, and uses the GPU."""
-    params = binary.parent / "params.txt"  # read from beside the program (harness/src/params.cpp)
-    readable = (binary, params) if params.is_file() else (binary,)
-    return sandbox.Spec(writable=(workdir,), readable=readable, gpu=True, limits=limits)
-
-
-def runner_of(binary: Path) -> Path | None:
-    """The runner that holds the student's code when the lab is split into judge and runner (harness/runner/)."""
-    runner = binary.with_name(binary.name + "-runner")
-    return runner if runner.is_file() else None
-
-
-def runner_confinement(runner: Path, limits: sandbox.Limits | None) -> sandbox.Spec:
-    """The runner sees its own file and the GPU, and writes nothing but its private /tmp: not the results file,
-    not the lab's parameters, not the judge's folder. Of the CUDA math libraries it sees only those it was
-    linked with, which are those the lab lets students use: neither a look-up by name nor dlopen finds the
-    others (the tests' yardstick, say)."""
-    return sandbox.Spec(writable=(), readable=(runner,), gpu=True, limits=limits, chdir=Path("/tmp"),
-                        hidden=sandbox.library_files_to_hide(linked_libraries(runner)))
-
-
-def linked_libraries(program: Path) -> set[str]:
-    """The CUDA math libraries (by the config's names) that `program` needs, from its dynamic section."""
-    _, output, _ = tool_output(["readelf", "-d", str(program)])
-    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[lib(\w+?)(?:\.so[^\]]*)?\]", output)
-    return {name for name in sandbox.CUDA_MATH_LIBRARIES if name in needed}
-
-
 def _start(binary: Path, args: list[str], workdir: Path, env: dict[str, str], timeout_s: float,
            limits: sandbox.Limits | None, wrapper: sanitizer.Wrapper | None = None,
            watch: Callable[[], bool] | None = None) -> ProcessResult:
     """Run a test program. A split lab's program is the judge, trusted and outside the sandbox; it starts the
-    student's code (the runner) in the sandbox, under compute-sanitizer when `wrapper` says so, as the command
-    it is given in KIT_RUNNER_PREFIX and KIT_RUNNER. A lab in one process runs whole in the sandbox."""
+    student's code (the runner) as the sandboxed command it is given in KIT_RUNNER_PREFIX and KIT_RUNNER,
+    under compute-sanitizer when `wrapper` says so. A lab in one process runs whole in the sandbox."""
     runner = runner_of(binary)
     if runner is None:
-        command = (wrapper.prefix() if wrapper is not None else []) + [str(binary), *args]
-        return run_process(command, cwd=workdir, env=env, timeout_s=timeout_s,
-                           confined=confinement(binary, workdir, limits), watch=watch)
-    spec = runner_confinement(runner, limits)
-    sandbox.prepare(spec)
-    started = sandbox.wrap((wrapper.prefix() if wrapper is not None else []) + [str(runner)], spec)
+        return run_process(unsplit_command(binary, args, workdir, limits, wrapper), cwd=workdir, env=env,
+                           timeout_s=timeout_s, watch=watch)
+    started = runner_command(runner, limits, wrapper)
     env = {**env, "KIT_RUNNER": started[-1], "KIT_RUNNER_PREFIX": "\n".join(started[:-1])}
     return run_process([str(binary), *args], cwd=workdir, env=env, timeout_s=timeout_s, watch=watch)
 
@@ -147,12 +59,13 @@ def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None
     records = read_records(results)
     cases = {r["case"]: r.get("suite", "") for r in records if r.get("kind") == "listed"}
     problem = "" if process.ok else f"the test program {process.describe_exit()}:\n{process.output[-2000:]}"
-    return Listing(info=_run_info(records), cases=cases, problem=problem)
+    return Listing(info=run_info(records), cases=cases, problem=problem)
 
 
 def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None,
              limits: sandbox.Limits | None = None, wrapper: sanitizer.Wrapper | None = None) -> CaseOutcome:
-    """One test case in a process of its own, in the sandbox; under compute-sanitizer when `wrapper` says so."""
+    """One test case in a program of its own (its student code in the sandbox), under compute-sanitizer when
+    `wrapper` says so."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
     process = _start(binary, [f"--test-case={case}", "--no-colors"], workdir, _env(workdir, results, seed),
@@ -265,43 +178,3 @@ def _sanitized_outcome(outcome: CaseOutcome, process: ProcessResult, tool: str) 
         return outcome
     own = outcome.messages if outcome.status == "failed" else []
     return CaseOutcome(outcome.name, "failed", found + own, outcome.timings, outcome.seconds, outcome.output_tail)
-
-
-def exhausted(outcome: CaseOutcome) -> bool:
-    """Did this case run out of time or memory (so the submission's budget is spent)?"""
-    if outcome.status == "timed_out":
-        return True
-    text = " ".join(outcome.messages) + outcome.output_tail
-    return outcome.status == "crashed" and any(sign in text for sign in OUT_OF_MEMORY_SIGNS)
-
-
-@dataclass
-class Budget:
-    """One submission's budget: spent once one of its cases runs out of time or memory. After that its
-    remaining cases are not run, so one hostile submission costs the class about one timeout."""
-
-    spent_by: CaseOutcome | None = None
-
-    def run(self, case: str, start: Callable[[], CaseOutcome]) -> CaseOutcome:
-        """`start()` the case, or, once the budget is spent, say why it was not run."""
-        if self.spent_by is not None:
-            spent = self.spent_by
-            return CaseOutcome(case, "not_run", [
-                f"Not run: test case '{spent.name}' of this submission already ran out of time or memory "
-                f"({spent.messages[0] if spent.messages else spent.status}). Once that happens the remaining "
-                f"cases are skipped, so fix that case first; its message says what happened."])
-        outcome = start()
-        if exhausted(outcome):
-            self.spent_by = outcome
-        return outcome
-
-
-def run_cases(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
-              limits: sandbox.Limits | None = None,
-              wrappers: dict[str, sanitizer.Wrapper] | None = None) -> dict[str, CaseOutcome]:
-    """Run (name, timeout) test cases one by one (those named in `wrappers` under compute-sanitizer), within
-    one budget."""
-    wrappers = wrappers or {}
-    budget = Budget()
-    return {name: budget.run(name, lambda: run_case(binary, name, timeout, workdir, seed, limits, wrappers.get(name)))
-            for name, timeout in cases}

@@ -1,0 +1,299 @@
+"""The one scheduler: which of a test program's cases run how, and when.
+
+`grade` (one submission), `grade-class` (a class, many programs at once) and the
+self-check run every case through a ProgramRun, so that all three decide alike:
+
+- The program lists its cases first, and says which GPU it sees (NoGpu when none).
+- Cases that may share the GPU run under its lock held shared: the plain
+  correctness cases together in one program (one sandbox and one CUDA start
+  instead of one each, under load most of a small case's time), then each case
+  that did not settle there, and each case under compute-sanitizer, in a program
+  of its own, whose run is its outcome.
+- Cases that need the GPU alone (timing, and tests marked serial: they read
+  device-wide free memory) run each in a program of its own while the caller
+  holds the lock exclusively: `evaluate` over one program, a class over a batch.
+- A program has a budget: once one of its cases runs out of time or memory, its
+  remaining cases are not run, so one hostile submission costs about one timeout.
+- A timing case whose ratio to the reference lies near a threshold can be timed
+  again (class grading does); the better median counts.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TypeVar
+
+from grader import audit, sanitizer
+from grader.config import LabConfig
+from grader.errors import GraderError, NoGpu
+from grader.gpulock import GpuLock
+from grader.run import judge
+from grader.run.outcomes import CaseOutcome, Listing, RunInfo
+
+# What a test program's exit or output says when it ran out of host memory under the sandbox's limit.
+OUT_OF_MEMORY_SIGNS = ("std::bad_alloc", "SIGKILL", "Cannot allocate memory")
+_Argument = TypeVar("_Argument")
+_Result = TypeVar("_Result")
+
+
+def seed_for(config: LabConfig) -> int | None:
+    """The grading seed (secret, from hidden.toml) or None for the lab's public one."""
+    return config.grading_seed
+
+
+def case_timeout(config: LabConfig, case: str) -> float:
+    return next((t.timeout_s for t in config.tests if t.name == case), config.timeout_s)
+
+
+def needs_gpu_alone(config: LabConfig, case: str) -> bool:
+    """Timing cases, and tests marked serial (they read device-wide free memory), run with nothing beside them."""
+    return case in config.timing_cases or any(t.name == case and t.serial for t in config.tests)
+
+
+def sanitizer_wrappers(config: LabConfig, names: list[str]) -> dict[str, sanitizer.Wrapper]:
+    """How each test in `names` that the config runs under compute-sanitizer is run.
+
+    Without compute-sanitizer this refuses (GraderError): running those tests without it
+    would fail every submission on them, for a reason that is not the submission's.
+    """
+    tools = {t.name: t.sanitizer for t in config.tests if t.sanitizer and t.name in names}
+    if not tools:
+        return {}
+    executable = sanitizer.find()
+    if executable is None:
+        raise GraderError(sanitizer.missing_message(config.name, config.sanitizer_tools))
+    return {name: sanitizer.Wrapper(executable, tool) for name, tool in tools.items()}
+
+
+def share_a_program(config: LabConfig, cases: list[str]) -> list[str]:
+    """The cases of `cases` that can run together in one program (none unless at least two): those not under
+    compute-sanitizer and not needing the GPU alone."""
+    wrappers = sanitizer_wrappers(config, cases)
+    together = [c for c in cases if c not in wrappers and not needs_gpu_alone(config, c)]
+    return together if len(together) > 1 else []
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A program's cases by how they hold the GPU, each list in the order it was given."""
+
+    beside: list[str]  # may run beside other programs: the GPU lock held shared
+    alone: list[str]  # need the GPU to themselves: the GPU lock held exclusively
+
+
+def plan(config: LabConfig, cases: list[str]) -> Plan:
+    alone = [c for c in cases if needs_gpu_alone(config, c)]
+    return Plan(beside=[c for c in cases if c not in alone], alone=alone)
+
+
+def exhausted(outcome: CaseOutcome) -> bool:
+    """Did this case run out of time or memory (so the submission's budget is spent)?"""
+    if outcome.status == "timed_out":
+        return True
+    text = " ".join(outcome.messages) + outcome.output_tail
+    return outcome.status == "crashed" and any(sign in text for sign in OUT_OF_MEMORY_SIGNS)
+
+
+@dataclass
+class Budget:
+    """One submission's budget: spent once one of its cases runs out of time or memory. After that its
+    remaining cases are not run, so one hostile submission costs the class about one timeout."""
+
+    spent_by: CaseOutcome | None = None
+
+    def run(self, case: str, start: Callable[[], CaseOutcome]) -> CaseOutcome:
+        """`start()` the case, or, once the budget is spent, say why it was not run."""
+        if self.spent_by is not None:
+            spent = self.spent_by
+            return CaseOutcome(case, "not_run", [
+                f"Not run: test case '{spent.name}' of this submission already ran out of time or memory "
+                f"({spent.messages[0] if spent.messages else spent.status}). Once that happens the remaining "
+                f"cases are skipped, so fix that case first; its message says what happened."])
+        outcome = start()
+        if exhausted(outcome):
+            self.spent_by = outcome
+        return outcome
+
+
+def hold(lock: GpuLock | None, alone: bool):
+    """The GPU lock, exclusive or shared (a context that gives the seconds waited); nothing without a lock."""
+    if lock is None:
+        return nullcontext(0.0)
+    return lock.exclusive() if alone else lock.shared()
+
+
+def could_not_start(listing: Listing, cases: list[str]) -> dict[str, CaseOutcome]:
+    return {name: CaseOutcome(name, "crashed", [f"The test program could not start: {listing.problem}"])
+            for name in cases}
+
+
+def ratio(outcome: CaseOutcome, reference: dict[str, CaseOutcome], measurement: str) -> float | None:
+    """The outcome's median time over the reference's for `measurement`; None where either has none."""
+    mine = outcome.timing(measurement)
+    theirs = reference.get(outcome.name)
+    ref = theirs.timing(measurement) if theirs else None
+    if not mine or not ref or not mine.get("median_s") or not ref.get("median_s"):
+        return None
+    return mine["median_s"] / ref["median_s"]
+
+
+@dataclass
+class Evaluation:
+    """What running one test program produced."""
+
+    info: RunInfo
+    outcomes: dict[str, CaseOutcome] = field(default_factory=dict)
+    lock_wait_s: float = 0.0  # time spent waiting for the GPU lock
+
+
+def _go_on() -> None:
+    """What run_beside does before each program unless told otherwise: nothing, the run goes on."""
+
+
+@dataclass
+class ProgramRun:
+    """The cases of one built test program (a student's, the reference's, a variant's), run the grader's way:
+    its student code in the sandbox with the lab's limits (runner.py), under compute-sanitizer where the config
+    says so, within one budget, under the GPU lock when one is given. What each case came to is booked here as
+    it runs."""
+
+    config: LabConfig
+    binary: Path
+    workdir: Path
+    lock: GpuLock | None = None
+    info: RunInfo = field(default_factory=RunInfo)
+    outcomes: dict[str, CaseOutcome] = field(default_factory=dict)
+    budget: Budget = field(default_factory=Budget)
+    lock_wait: dict[str, float] = field(default_factory=lambda: {"shared_s": 0.0, "exclusive_s": 0.0})
+    # Per test case: the program's whole run (sandbox, CUDA start, inputs, test; for cases settled in a shared
+    # program, an even share of it) and the test's own seconds.
+    case_s: dict[str, dict[str, float]] = field(default_factory=dict)
+    reruns: list[dict] = field(default_factory=list)  # each timing taken again near a threshold, and which counted
+
+    def list_cases(self, cases: list[str]) -> bool:
+        """List the program's cases under the shared lock and note the GPU it sees (NoGpu when it sees none).
+        False when the program could not even start: each of `cases` is then booked as crashed, saying why."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        with hold(self.lock, alone=False):
+            listing = judge.list_cases(self.binary, self.workdir, self.config.run_limits)
+        if (listing.cases or not listing.problem) and not listing.info.gpu_available:
+            raise NoGpu(listing.info.why_no_gpu or "no CUDA device found")
+        self.info = listing.info
+        if listing.problem and not listing.cases:
+            self.outcomes.update(could_not_start(listing, cases))
+            return False
+        return True
+
+    def run_beside(self, cases: list[str], before_each: Callable[[], None] = _go_on) -> None:
+        """`cases` (plan(...).beside) under the shared lock, one hold a program: those that can share a program
+        together, then each case that did not settle there in a program of its own. `before_each` is called
+        before each program starts, and may raise to stop the run there (a class grading's Ctrl-C)."""
+        together = share_a_program(self.config, cases)
+        settled: dict[str, CaseOutcome] = {}
+        if together:
+            before_each()
+            settled = self._shared(self._settle_together, together)
+        for case in (c for c in cases if c not in settled):
+            before_each()
+            self._shared(self._run_and_book, case)
+
+    def run_alone(self, cases: list[str]) -> None:
+        """Each of `cases` in a program of its own, while the caller holds the GPU lock exclusively
+        (hold(lock, alone=True)), over this program's cases or over a batch of programs."""
+        for case in cases:
+            self._run_and_book(case)
+
+    def time_again_near_thresholds(self, cases: list[str], reference: dict[str, CaseOutcome]) -> None:
+        """Time again each timing case of `cases` that passed with a ratio to `reference` near full_at or zero_at
+        (audit.near_threshold), within the same exclusive hold; the better median counts, and `reruns` says
+        which did."""
+        for case in cases:
+            first = self.outcomes.get(case)
+            if first is None or not first.passed:
+                continue
+            near = [(spec.measurement, r) for spec in self.config.perf if spec.case == case and spec.points > 0
+                    and (r := ratio(first, reference, spec.measurement)) is not None
+                    and audit.near_threshold(r, self.config)]
+            if near:
+                self.outcomes[case] = self._better_of(first, self._run(case), near, reference)
+
+    def evaluation(self, cases: list[str] | None = None) -> Evaluation:
+        """What the run came to: the outcomes of `cases`, in that order (default: all, as they came)."""
+        outcomes = self.outcomes if cases is None else {name: self.outcomes[name] for name in cases}
+        return Evaluation(info=self.info, outcomes=dict(outcomes), lock_wait_s=sum(self.lock_wait.values()))
+
+    def _shared(self, start: Callable[[_Argument], _Result], argument: _Argument) -> _Result:
+        """`start(argument)` under the GPU lock held shared, booking the wait."""
+        with hold(self.lock, alone=False) as waited:
+            result = start(argument)
+        self.lock_wait["shared_s"] += waited
+        return result
+
+    def _run(self, case: str) -> CaseOutcome:
+        """One case in a program of its own, or not at all once the budget is spent."""
+        wrapper = sanitizer_wrappers(self.config, [case]).get(case)
+        return self.budget.run(case, lambda: judge.run_case(self.binary, case, case_timeout(self.config, case),
+                                                            self.workdir, seed_for(self.config),
+                                                            self.config.run_limits, wrapper))
+
+    def _run_and_book(self, case: str) -> None:
+        started = time.monotonic()
+        outcome = self._run(case)
+        self.case_s[case] = {"run": round(time.monotonic() - started, 3), "test": round(outcome.seconds, 3)}
+        self.outcomes[case] = outcome
+
+    def _settle_together(self, cases: list[str]) -> dict[str, CaseOutcome]:
+        """`cases` (from share_a_program) in one program (judge.run_group): the outcomes it settles are booked,
+        each with an even share of the program's seconds, a case that ran out of time spending the budget. The
+        caller runs each case it did not settle alone, so that the outcome of a case that failed or crashed is
+        always its own run's."""
+        if self.budget.spent_by is not None:
+            return {}
+        started = time.monotonic()
+        settled = judge.run_group(self.binary, [(c, case_timeout(self.config, c)) for c in cases], self.workdir,
+                                  seed_for(self.config), self.config.run_limits)
+        share = (time.monotonic() - started) / len(cases)
+        for name, outcome in settled.items():
+            self.outcomes[name] = outcome if outcome.passed else self.budget.run(name, lambda o=outcome: o)
+            self.case_s[name] = {"run": round(share, 3), "test": round(outcome.seconds, 3)}
+        return settled
+
+    def _better_of(self, first: CaseOutcome, second: CaseOutcome, near: list[tuple[str, float]],
+                   reference: dict[str, CaseOutcome]) -> CaseOutcome:
+        """`first` with, for each (measurement, first ratio) of `near`, the second timing where its ratio is the
+        better one; each comparison is recorded in `reruns`."""
+        timings = list(first.timings)
+        for measurement, first_ratio in near:
+            again = ratio(second, reference, measurement) if second.passed else None
+            counted = "second" if again is not None and again < first_ratio else "first"
+            if counted == "second":
+                timings = [second.timing(measurement) if t.get("name") == measurement else t for t in timings]
+            self.reruns.append({"case": first.name, "measurement": measurement, "ratios": [first_ratio, again],
+                                "second_status": second.status, "counted": counted})
+        return replace(first, timings=timings)
+
+
+def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | None = None,
+             lock: GpuLock | None = None) -> Evaluation:
+    """Run a built test program's test cases (all the config names, unless `cases` says which), under the GPU
+    lock when one is given: those that may share the GPU first, then those that need it alone, in one
+    exclusive hold."""
+    wanted = list(cases) if cases is not None else list(config.all_case_names)
+    program = ProgramRun(config, binary, workdir, lock)
+    if program.list_cases(wanted):
+        order = plan(config, wanted)
+        program.run_beside(order.beside)
+        if order.alone:
+            with hold(lock, alone=True) as waited:
+                program.run_alone(order.alone)
+            program.lock_wait["exclusive_s"] += waited
+    return program.evaluation(wanted)
+
+
+def time_reference(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock | None = None,
+                   cases: list[str] | None = None) -> Evaluation:
+    """The reference's timing cases (all, unless `cases` says which), run as a submission's are."""
+    return evaluate(config, binary, workdir, list(cases if cases is not None else config.timing_cases), lock)
