@@ -76,3 +76,11 @@ bool same_place(const float* h_a, const float* h_b);
 
 // Whether `stream` arrived as the legacy default stream; the call is asynchronous by contract.
 bool on_legacy_stream(cudaStream_t stream);
+
+// ---- GPU functions (remote_lab_gpu.cu), for the cases that need one ----
+
+// Queues d_values[i] += amount for i < n on `stream` and returns without waiting.
+void add_on_stream(float* d_values, int n, float amount, cudaStream_t stream);
+// Page-locked host memory (cudaMallocHost), and its free.
+float* allocate_pinned_floats(std::size_t count);
+void free_pinned_floats(float* h_floats);

@@ -268,3 +268,70 @@ TEST_CASE("remote: the legacy default stream arrives as the legacy default strea
   kit::remote::end_of_case();
   CHECK(on_legacy_stream(nullptr));
 }
+
+// ---- on a GPU ----
+
+namespace {
+
+bool page_locked(const void* host) {
+  cudaPointerAttributes attributes{};
+  CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+}  // namespace
+
+TEST_CASE("remote (GPU): a call on a stream returns at once and its work queues behind what the test put there") {
+  constexpr double kDelayMs = 300.0;
+  const int n = 1000;
+  const std::vector<float> values = ramp(n);
+  kit::DeviceBuffer<float> d_staging(values), d_values(static_cast<std::size_t>(n));
+  d_values.poison();
+  kit::Stream stream;
+  add_on_stream(d_values.data(), n, 0.0f, stream.get());  // loads the kernel, which may wait for the device
+  kit::remote::synchronize(stream.get());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::remote::queue_delay(stream.get(), kDelayMs);
+  kit::remote::copy_on_stream(d_values.data(), d_staging.data(), d_values.bytes(), stream.get());
+  const auto start = std::chrono::steady_clock::now();
+  add_on_stream(d_values.data(), n, 1.0f, stream.get());
+  const double took_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  CHECK_MESSAGE(took_ms < kDelayMs / 2, "the call took " << took_ms << " ms: the runner waited for its stream");
+  kit::remote::synchronize(stream.get());
+  const std::vector<float> got = d_values.download();
+  for (int i = 0; i < n; ++i) {
+    INFO("element " << i);
+    REQUIRE(got[static_cast<std::size_t>(i)] == values[static_cast<std::size_t>(i)] + 1.0f);
+  }
+}
+
+TEST_CASE("remote (GPU): the legacy default stream and a whole-device wait reach the runner's work") {
+  const int n = 4096;
+  kit::DeviceBuffer<float> d_values(std::vector<float>(static_cast<std::size_t>(n), 2.0f));
+  add_on_stream(d_values.data(), n, 3.0f, nullptr);
+  kit::remote::synchronize_device();
+  CHECK(d_values.download() == std::vector<float>(static_cast<std::size_t>(n), 5.0f));
+}
+
+TEST_CASE("remote (GPU): memory the runner's code page-locks is page-locked for the test, and one memory") {
+  const std::size_t count = 1 << 20;
+  float* h_values = allocate_pinned_floats(count);
+  REQUIRE(h_values != nullptr);
+  CHECK(page_locked(h_values));
+  for (std::size_t i = 0; i < count; ++i) h_values[i] = 1.0f;
+  add_to_shared(h_values, static_cast<int>(count), 1.0f);  // the runner writes the same pages
+  CHECK(h_values[0] == 2.0f);
+  CHECK(h_values[count - 1] == 2.0f);
+  kit::DeviceBuffer<float> d_copy(count);
+  CUDA_CHECK(cudaMemcpy(d_copy.data(), h_values, count * sizeof(float), cudaMemcpyHostToDevice));
+  CHECK(d_copy.download() == std::vector<float>(count, 2.0f));
+  free_pinned_floats(h_values);
+
+  float* h_pageable = allocate_floats(count);  // ordinary memory: its mirror is not page-locked
+  REQUIRE(h_pageable != nullptr);
+  CHECK_FALSE(page_locked(h_pageable));
+  free_floats(h_pageable);
+
+  kit::remote::SharedHostBuffer<float> shared(count);  // the test's own: page-locked in both
+  CHECK(page_locked(shared.data()));
+}
