@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -251,8 +252,16 @@ inline bool is_page_locked(const void* host) {
   return attributes.type == cudaMemoryTypeHost;
 }
 
+// A destructor must not throw: where destroy_pipeline fails (or your code's process is gone after an
+// earlier failure of the test case), that is reported, and the test goes on.
 struct PipelineDeleter {
-  void operator()(Pipeline* pipeline) const { destroy_pipeline(pipeline); }
+  void operator()(Pipeline* pipeline) const {
+    try {
+      destroy_pipeline(pipeline);
+    } catch (const std::exception& error) {
+      FAIL_CHECK("destroy_pipeline failed: " << error.what());
+    }
+  }
 };
 using PipelineHandle = std::unique_ptr<Pipeline, PipelineDeleter>;
 

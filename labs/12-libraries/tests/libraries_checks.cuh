@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 #include <utility>
@@ -423,8 +424,16 @@ struct PipelineInputs {
   }
 };
 
+// A destructor must not throw: where destroy_pipeline fails (or your code's process is gone after an
+// earlier failure of the test case), that is reported, and the test goes on.
 struct PipelineDeleter {
-  void operator()(Pipeline* pipeline) const { destroy_pipeline(pipeline); }
+  void operator()(Pipeline* pipeline) const {
+    try {
+      destroy_pipeline(pipeline);
+    } catch (const std::exception& error) {
+      FAIL_CHECK("destroy_pipeline failed: " << error.what());
+    }
+  }
 };
 using PipelineHandle = std::unique_ptr<Pipeline, PipelineDeleter>;
 
