@@ -2,7 +2,7 @@
 
 - params.txt: the [params] tables flattened to key=value lines, read by the tests;
 - calls/judge_calls.cpp and calls/runner_calls.cpp: the two sides of the judge/runner
-  split, generated from the lab's public header (grader/calls.py);
+  split, generated from the lab's public header and lab.toml's call tables (grader/calls.py);
 - lab.cmake: the student files, libraries, wrong variants and test cases, for
   the build targets and their ctest registration (with the compute-sanitizer
   options of the cases that run under it, the same the grader uses);

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from grader import (build, buildinfo, calls, classroom, handouts, intake, linkcheck, merge, record, release, report,
                     sandbox, skeleton, slurm, variants)
-from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_host_buffers, load_lab
+from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu
 from grader.grade import fresh_workroot, grade_submission, remove_workroot
@@ -259,7 +259,7 @@ def cmd_calls(args: argparse.Namespace) -> int:
     """The two sides of the judge/runner split for a header outside labs/ (the harness's test of it)."""
     toml = Path(args.host_buffers).resolve()
     where = str(toml.relative_to(REPO_ROOT)) if toml.is_relative_to(REPO_ROOT) else str(toml)
-    plan = calls.plan(Path(args.header), load_host_buffers(toml), where)
+    plan = calls.plan(Path(args.header), load_call_tables(toml), where)
     if not plan.split:
         raise ConfigError(f"{args.header} cannot be split into judge and runner: {plan.unsplit_because}")
     for path, text in ((args.judge_out, calls.judge_source(plan)), (args.runner_out, calls.runner_source(plan))):
@@ -517,7 +517,8 @@ def parser() -> argparse.ArgumentParser:
                                    "for a header outside labs/ (a lab's are written by configure)")
     generate.add_argument("--header", required=True, help="the header whose functions the runner holds")
     generate.add_argument("--host-buffers", required=True,
-                          help="a TOML file with a [host_buffers] table, as in lab.toml")
+                          help="a TOML file with the call tables of lab.toml ([host_buffers], [shared_host_buffers], "
+                               "[host_allocators], [objects])")
     generate.add_argument("--judge-out", required=True)
     generate.add_argument("--runner-out", required=True)
     generate.set_defaults(run=cmd_calls)

@@ -74,6 +74,22 @@ class WrongSpec(VariantSpec):
     must_fail: tuple[str, ...] = ()
 
 
+# The lab.toml tables that say how the lab's header crosses between judge and runner (grader/calls.py).
+CALL_TABLES = ("host_buffers", "shared_host_buffers", "host_allocators", "objects")
+
+
+@dataclass(frozen=True)
+class CallTables:
+    # function -> {host-memory parameter (or struct member, "setup.weights") -> its element count, a C++ expression}
+    host_buffers: dict[str, dict[str, str]] = field(default_factory=dict)
+    # function -> host-memory parameters that point into memory both processes map (no count, no copy)
+    shared_host_buffers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # allocator -> {count: element count in its parameters, free: the function that frees what it returns}
+    host_allocators: dict[str, dict[str, str]] = field(default_factory=dict)
+    # function that returns an object the student's code makes -> {destroy: the function that ends it}
+    objects: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class LabConfig:
     name: str
@@ -96,8 +112,13 @@ class LabConfig:
     wrong: tuple[WrongSpec, ...] = field(default=())
     right: tuple[VariantSpec, ...] = field(default=())
     run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
-    # [host_buffers]: function -> {host-memory parameter -> its element count, a C++ expression} (grader/calls.py)
-    host_buffers: dict[str, dict[str, str]] = field(default_factory=dict)
+    # How the lab's header crosses between judge and runner (grader/calls.py): [host_buffers],
+    # [shared_host_buffers], [host_allocators] and [objects].
+    call_tables: CallTables = field(default_factory=lambda: CallTables())
+
+    @property
+    def host_buffers(self) -> dict[str, dict[str, str]]:
+        return self.call_tables.host_buffers
 
     @property
     def timing_cases(self) -> tuple[str, ...]:
@@ -256,7 +277,7 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
 
     where = str(public_path.relative_to(root))
     hidden_where = str(hidden_path.relative_to(root))
-    unknown = set(public) - {"lab", "grading", "params", "tests", "perf", "host_buffers"}
+    unknown = set(public) - {"lab", "grading", "params", "tests", "perf", *CALL_TABLES}
     unknown |= set(hidden) - {"grading", "params", "tests", "wrong", "right"}
     if unknown:
         raise ConfigError(f"{where} or {hidden_where}: unknown table(s) {sorted(unknown)}")
@@ -319,13 +340,47 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         wrong=tuple(wrong),
         right=tuple(_variants(hidden.get("right", []), "right", student_files, hidden_where)),
         run_limits=_run_limits(grading, f"{where} [grading]"),
-        host_buffers=_host_buffers(public.get("host_buffers", {}), f"{where} [host_buffers]"),
+        call_tables=_call_tables(public, where),
     )
 
 
-def load_host_buffers(path: Path) -> dict[str, dict[str, str]]:
-    """The [host_buffers] table of a TOML file outside labs/ (the harness's own test of the judge/runner split)."""
-    return _host_buffers(_read(path).get("host_buffers", {}), f"{path} [host_buffers]")
+def load_call_tables(path: Path) -> CallTables:
+    """The call tables of a TOML file outside labs/ (the harness's own test of the judge/runner split)."""
+    return _call_tables(_read(path), str(path))
+
+
+def _call_tables(document: dict, where: str) -> CallTables:
+    return CallTables(
+        host_buffers=_host_buffers(document.get("host_buffers", {}), f"{where} [host_buffers]"),
+        shared_host_buffers=_shared_host_buffers(document.get("shared_host_buffers", {}),
+                                                 f"{where} [shared_host_buffers]"),
+        host_allocators=_named_functions(document.get("host_allocators", {}), ("count", "free"),
+                                         f"{where} [host_allocators]"),
+        objects=_named_functions(document.get("objects", {}), ("destroy",), f"{where} [objects]"))
+
+
+def _shared_host_buffers(table: object, where: str) -> dict[str, tuple[str, ...]]:
+    """[shared_host_buffers]: each function's host-memory parameters that point into memory both processes map."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table of functions")
+    shared: dict[str, tuple[str, ...]] = {}
+    for function, params in table.items():
+        if not isinstance(params, list) or not params or not all(isinstance(p, str) and p for p in params):
+            raise ConfigError(f"{where} {function}: list the parameters by name, e.g. [\"h_in\", \"h_out\"]")
+        shared[function] = tuple(params)
+    return shared
+
+
+def _named_functions(table: object, keys: tuple[str, ...], where: str) -> dict[str, dict[str, str]]:
+    """A table of functions, each with exactly `keys`, each a non-empty string."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table of functions")
+    for function, entry in table.items():
+        if not isinstance(entry, dict) or set(entry) != set(keys) or \
+                not all(isinstance(v, str) and v.strip() for v in entry.values()):
+            raise ConfigError(f"{where} {function}: give exactly {', '.join(keys)}, each a string, e.g. "
+                              + "{ " + ", ".join(f'{k} = \"...\"' for k in keys) + " }")
+    return {function: dict(entry) for function, entry in table.items()}
 
 
 def _host_buffers(table: object, where: str) -> dict[str, dict[str, str]]:

@@ -1,5 +1,5 @@
-"""grader/calls.py: what it reads from a lab's public header, when it refuses to split a lab, and the code it
-generates for the judge (proxies) and the runner (its table of functions)."""
+"""grader/calls.py: what it reads from a lab's public header and its call tables, when it refuses to split a lab,
+and the code it generates for the judge (proxies) and the runner (its table of functions)."""
 from __future__ import annotations
 
 import shutil
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader import calls, cli
-from grader.config import REPO_ROOT, ConfigError, list_labs, load_lab
+from grader.config import REPO_ROOT, CallTables, ConfigError, list_labs, load_lab
 
 # What each lab's header declares for the tests to call, in order (inline helpers and constants are not).
 DECLARED = {
@@ -32,7 +32,6 @@ DECLARED = {
     "12-libraries": ["launch_apply_response", "mix_beams", "normalize_scratch_bytes", "normalize_beams",
                      "create_pipeline", "run_pipeline", "destroy_pipeline"],
 }
-UNSPLIT = {"08-streams", "12-libraries"}
 
 
 def lab_plan(lab: str) -> calls.Plan:
@@ -43,9 +42,9 @@ def signature(function: calls.Function) -> str:
     return f"{function.returns} {function.name}({', '.join(f'{p.type} {p.name}' for p in function.parameters)})"
 
 
-def header_plan(tmp_path: Path, declarations: str, host_buffers: dict | None = None) -> calls.Plan:
+def header_plan(tmp_path: Path, declarations: str, host_buffers: dict | CallTables | None = None) -> calls.Plan:
     header = tmp_path / "pretend.cuh"
-    header.write_text("#pragma once\n" + textwrap.dedent(declarations))
+    header.write_text("#pragma once\n#include <cuda_runtime.h>\n#include <cublas_v2.h>\n" + textwrap.dedent(declarations))
     return calls.plan(header, host_buffers or {}, "pretend/lab.toml")
 
 
@@ -57,7 +56,7 @@ def test_the_table_above_covers_every_lab():
 def test_every_function_a_labs_header_declares_is_found_and_only_those(lab: str):
     plan = lab_plan(lab)
     assert [f.name for f in plan.functions] == DECLARED[lab]
-    assert plan.split == (lab not in UNSPLIT), plan.unsplit_because
+    assert plan.split, plan.unsplit_because  # every lab is graded in two processes
     for function in plan.functions:
         assert function.parameters, f"{function.name}: no parameters read"
         assert all(p.type and p.name for p in function.parameters)
@@ -100,19 +99,29 @@ def test_lab_10s_filter_is_a_host_buffer_of_the_radius_size():
     assert upload.parameters[0].host_count == "(2 * radius + 1) * (2 * radius + 1)"
 
 
-def test_lab_08_runs_in_one_process_because_of_its_stream_and_its_pipeline_object():
-    why = lab_plan("08-streams").unsplit_because
-    assert "launch_apply_window takes stream, a cudaStream_t (a handle valid in one process only)" in why
-    assert "create_pipeline takes setup by reference (const PipelineSetup&)" in why
-    assert "create_pipeline returns a pointer or reference (Pipeline*)" in why
+def test_lab_08s_streams_allocations_struct_and_pipeline_each_cross_their_own_way():
+    functions = {f.name: f for f in lab_plan("08-streams").functions}
+    assert [p.kind for p in functions["launch_apply_window"].parameters] == ["", "", "", "stream"]
+    assert functions["launch_apply_window"].asynchronous
+    assert (functions["allocate_host_samples"].result, functions["allocate_host_samples"].allocation_count) == \
+        ("allocation", "count")
+    assert [p.kind for p in functions["free_host_samples"].parameters] == ["release"]
+    assert functions["create_pipeline"].result == "object"
+    setup = functions["create_pipeline"].parameters[0]
+    assert (setup.kind, setup.struct, setup.members) == ("struct", "PipelineSetup", ())  # no pointer members
+    assert [p.kind for p in functions["run_pipeline"].parameters] == ["object", "shared", "shared", ""]
+    assert not functions["run_pipeline"].asynchronous  # no stream: the runner waits, unless results are shared
+    assert [p.kind for p in functions["destroy_pipeline"].parameters] == ["destroy"]
 
 
-def test_lab_12_runs_in_one_process_because_of_its_streams_handle_and_references():
-    why = lab_plan("12-libraries").unsplit_because
-    assert "mix_beams takes handle, a cublasHandle_t" in why
-    assert "normalize_beams takes stream, a cudaStream_t" in why
-    assert "launch_apply_response takes stream" in why
-    assert "create_pipeline takes setup by reference (const PipelineSetup&)" in why
+def test_lab_12s_handle_and_setup_pointers_cross_with_their_counts():
+    functions = {f.name: f for f in lab_plan("12-libraries").functions}
+    assert [p.kind for p in functions["mix_beams"].parameters][0] == "blas"
+    assert functions["mix_beams"].asynchronous and functions["normalize_beams"].asynchronous
+    setup = functions["create_pipeline"].parameters[0]
+    assert [(m.name, m.count, m.read_only) for m in setup.members] == [
+        ("weights", "setup.beams * setup.channels", True), ("response", "setup.samples / 2 + 1", True)]
+    assert lab_plan("12-libraries").uses_blas and not lab_plan("08-streams").uses_blas
 
 
 def test_host_buffers_naming_an_unknown_function_are_a_config_error(tmp_path: Path):
@@ -181,6 +190,145 @@ def test_a_function_that_returns_a_value_returns_what_the_runner_sends(tmp_path:
     assert "kit_out.set(total(d_in, n));" in calls.runner_source(plan)
 
 
+# ---- streams, handles, objects, structs by reference, shared and allocated host memory ----
+
+FEATURES = """
+    struct Setup { int count = 1; const float* h_table = nullptr; float* h_out = nullptr; int width = 2; };
+    struct Machine;
+    Machine* build_machine(const Setup& setup);
+    void run_machine(Machine* machine, const float* h_in, float* h_out, int n);
+    void stop_machine(Machine* machine);
+    float* allocate_floats(std::size_t count);
+    void free_floats(float* h_floats);
+    void queue_scale(float* d_x, int n, cudaStream_t stream);
+    void product(cublasHandle_t handle, const float* d_a, float* d_b, int n);
+"""
+FEATURE_TABLES = CallTables(
+    host_buffers={"build_machine": {"setup.h_table": "setup.count * setup.width", "setup.h_out": "setup.count"}},
+    shared_host_buffers={"run_machine": ("h_in", "h_out")},
+    host_allocators={"allocate_floats": {"count": "count", "free": "free_floats"}},
+    objects={"build_machine": {"destroy": "stop_machine"}})
+
+
+def feature_plan(tmp_path: Path) -> calls.Plan:
+    return header_plan(tmp_path, "#include <cstddef>\n" + FEATURES, FEATURE_TABLES)
+
+
+def test_each_new_kind_of_parameter_crosses_its_own_way(tmp_path: Path):
+    plan = feature_plan(tmp_path)
+    assert plan.split, plan.unsplit_because
+    judge, runner = calls.judge_source(plan), calls.runner_source(plan)
+    # A struct by const reference: its bytes, then each pointer member as a counted host buffer, in order.
+    assert "  kit_call.value(setup);\n  kit_call.host(setup.h_table, sizeof(*setup.h_table) * " \
+           "static_cast<std::size_t>(setup.count * setup.width), true, \"setup.h_table\");\n" \
+           "  kit_call.host(setup.h_out, sizeof(*setup.h_out) * static_cast<std::size_t>(setup.count), false, " \
+           "\"setup.h_out\");" in judge
+    assert "  auto setup = kit_in.value<Setup>();\n  setup.h_table = kit_in.pointer<const float>();\n" \
+           "  setup.h_out = kit_in.pointer<float>();" in runner
+    # An object: the runner's number, disguised in the judge; forgotten by the destroy function alone.
+    assert "return kit_call.run_returning_object<Machine>();" in judge
+    assert 'kit_out.set_object(build_machine(setup), "Machine");' in runner
+    assert 'Machine* machine = kit_in.object<Machine>("Machine");\n  const float* h_in' in runner
+    assert 'Machine* machine = kit_in.object<Machine>("Machine", true);\n  stop_machine(machine);' in runner
+    # Shared host memory: a place in it, no count.
+    assert 'kit_call.shared_host(h_in, "h_in");' in judge and 'kit_call.shared_host(h_out, "h_out");' in judge
+    # An allocator and its free.
+    assert "return static_cast<float*>(kit_call.run_allocating(sizeof(float) * static_cast<std::size_t>(count)));" \
+        in judge
+    assert "kit::runner::mirror_allocation(kit_in, kit_out, allocate_floats(count));" in runner
+    assert 'kit_call.release(h_floats, "h_floats");' in judge
+    assert "kit::runner::free_allocation(kit_in, [](void* kit_allocated) { " \
+           "free_floats(static_cast<float*>(kit_allocated)); });" in runner
+    # A stream and a cuBLAS handle: asynchronous by contract; the cuBLAS glue only where a handle is passed.
+    assert 'kit_call.stream(stream, "stream");' in judge and "cudaStream_t stream = kit_in.stream();" in runner
+    assert 'kit::remote::pass_blas(kit_call, handle, "handle");' in judge
+    assert "cublasHandle_t handle = kit::runner::blas_handle(kit_in);" in runner
+    assert '#include "kit/remote_cublas.hpp"' in judge and '#include "kit/runner_cublas.hpp"' in runner
+    assert [f.name for f in plan.functions if f.asynchronous] == ["queue_scale", "product"]
+
+
+def test_without_a_handle_no_cublas_glue_is_included(tmp_path: Path):
+    plan = header_plan(tmp_path, "void queue_scale(float* d_x, int n, cudaStream_t stream);\n")
+    assert "cublas" not in calls.judge_source(plan) and "cublas" not in calls.runner_source(plan)
+
+
+def test_a_struct_pointer_member_without_a_count_keeps_the_lab_in_one_process(tmp_path: Path):
+    plan = header_plan(tmp_path, "struct Setup { const float* h_table; int n; };\nvoid use(const Setup& setup);\n")
+    assert plan.unsplit_because == "use takes setup (const Setup&), whose pointer member(s) ['h_table'] have no " \
+                                   "count in [host_buffers] (\"setup.h_table\" = \"...\")"
+
+
+def test_a_struct_by_writable_reference_and_an_undefined_struct_keep_the_lab_in_one_process(tmp_path: Path):
+    plan = header_plan(tmp_path, "struct Setup { int n; };\nstruct Other;\nvoid a(Setup& setup);\n"
+                                 "void b(const Other& other);\n")
+    assert "a takes setup by reference (Setup&): only a struct the header defines, by const reference, can " \
+           "cross" in plan.unsplit_because
+    assert "b takes other by reference (const Other&)" in plan.unsplit_because
+
+
+def test_a_returned_pointer_no_table_explains_keeps_the_lab_in_one_process(tmp_path: Path):
+    plan = header_plan(tmp_path, "struct Machine;\nMachine* build();\nfloat* allocate(int n);\n")
+    assert "build returns a pointer or reference (Machine*) that no table explains" in plan.unsplit_because
+    assert "allocate returns a pointer or reference (float*) that no table explains" in plan.unsplit_because
+
+
+def test_an_object_table_for_a_type_the_header_defines_is_refused(tmp_path: Path):
+    # A complete type could be read by the tests, which would then dereference the runner's number.
+    plan = header_plan(tmp_path, "struct Machine { int x; };\nMachine* build();\nvoid stop(Machine* m);\n",
+                       CallTables(objects={"build": {"destroy": "stop"}}))
+    assert "build returns Machine*, which [objects] lists, but the header does not declare that type without " \
+           "defining it" in plan.unsplit_because
+
+
+def test_a_destroy_or_free_function_that_does_not_match_is_a_config_error(tmp_path: Path):
+    declarations = "struct Machine;\nMachine* build();\nint stop(Machine* m);\nfloat* grab(int n);\n" \
+                   "void drop(float* h, int n);\n"
+    with pytest.raises(ConfigError, match=r"\[objects\] build: stop in pretend.cuh must return void and take the "
+                                          r"Machine\* to destroy first"):
+        header_plan(tmp_path, declarations, CallTables(objects={"build": {"destroy": "stop"}}))
+    with pytest.raises(ConfigError, match=r"\[host_allocators\] grab: drop in pretend.cuh must take the float\* to "
+                                          r"free and nothing else"):
+        header_plan(tmp_path, declarations, CallTables(host_allocators={"grab": {"count": "n", "free": "drop"}}))
+    with pytest.raises(ConfigError, match=r"\[host_allocators\] grab: free = \"release\", which pretend.cuh does "
+                                          r"not declare"):
+        header_plan(tmp_path, declarations, CallTables(host_allocators={"grab": {"count": "n", "free": "release"}}))
+
+
+def test_call_tables_naming_what_the_header_lacks_are_config_errors(tmp_path: Path):
+    declarations = "struct Setup { const float* h_table; };\nvoid use(const Setup& setup, float* h_out);\n"
+    with pytest.raises(ConfigError, match=r"\[shared_host_buffers\] use: no parameter named \['h_in'\]"):
+        header_plan(tmp_path, declarations, CallTables(shared_host_buffers={"use": ("h_in",)}))
+    with pytest.raises(ConfigError, match=r"\[host_buffers\] use: no parameter named \['setup.h_tabel'\]"):
+        header_plan(tmp_path, declarations, CallTables(host_buffers={"use": {"setup.h_tabel": "1"}}))
+    with pytest.raises(ConfigError, match=r"\[objects\]: pretend.cuh declares no function \['make'\]"):
+        header_plan(tmp_path, declarations, CallTables(objects={"make": {"destroy": "use"}}))
+
+
+def test_a_host_pointer_with_neither_count_nor_shared_memory_is_refused_naming_both_ways(tmp_path: Path):
+    with pytest.raises(ConfigError, match=r"give it an element count.*or, where it always points into memory both "
+                                          r"processes map, list it in \[shared_host_buffers\]"):
+        header_plan(tmp_path, "void use(const float* h_in, int n);\n")
+
+
+def test_other_process_bound_handles_are_still_refused(tmp_path: Path):
+    plan = header_plan(tmp_path, "#include <cufft.h>\nvoid fft(cufftHandle plan, float* d_x);\n"
+                                 "void wait_for(cudaEvent_t done);\n")
+    assert "fft takes plan, a cufftHandle (a handle valid in one process only)" in plan.unsplit_because
+    assert "wait_for takes done, a cudaEvent_t" in plan.unsplit_because
+
+
+def test_call_tables_of_the_wrong_shape_are_config_errors(tmp_path: Path):
+    from grader.config import load_call_tables
+    bad = {"[host_allocators]\ngrab = { count = \"n\" }\n": r"\[host_allocators\] grab: give exactly count, free",
+           "[objects]\nbuild = \"stop\"\n": r"\[objects\] build: give exactly destroy",
+           "[shared_host_buffers]\nuse = \"h_in\"\n": r"\[shared_host_buffers\] use: list the parameters by name"}
+    for text, message in bad.items():
+        toml = tmp_path / "tables.toml"
+        toml.write_text(text)
+        with pytest.raises(ConfigError, match=message):
+            load_call_tables(toml)
+
+
 # ---- the generated code compiles, and means what the header says ----
 
 def cuda_include() -> Path | None:
@@ -207,7 +355,7 @@ def compile_generated(plan: calls.Plan, folder: Path) -> None:
 
 
 @needs_compiler
-@pytest.mark.parametrize("lab", sorted(set(DECLARED) - UNSPLIT))
+@pytest.mark.parametrize("lab", sorted(DECLARED))
 def test_a_split_labs_generated_code_compiles_against_its_header(lab: str, tmp_path: Path):
     compile_generated(lab_plan(lab), tmp_path)
 
@@ -216,6 +364,11 @@ def test_a_split_labs_generated_code_compiles_against_its_header(lab: str, tmp_p
 def test_parameters_named_like_the_generated_locals_hide_nothing(tmp_path: Path):
     plan = header_plan(tmp_path, "int pass(const float* in, float* out, int call, int kit);\nint none();\n")
     compile_generated(plan, tmp_path)
+
+
+@needs_compiler
+def test_the_new_kinds_of_parameter_compile_on_both_sides(tmp_path: Path):
+    compile_generated(feature_plan(tmp_path), tmp_path)
 
 
 def test_a_proxy_with_a_changed_parameter_list_would_not_compile(tmp_path: Path):
@@ -246,10 +399,10 @@ def test_the_calls_command_writes_both_sides(tmp_path: Path):
 
 def test_the_calls_command_refuses_a_header_it_cannot_split(tmp_path: Path, capsys):
     header = tmp_path / "pretend.hpp"
-    header.write_text("#pragma once\n#include <cuda_runtime.h>\nvoid run(float* d_x, cudaStream_t stream);\n")
+    header.write_text("#pragma once\n#include <cuda_runtime.h>\nvoid run(float* d_x, cudaEvent_t done);\n")
     toml = tmp_path / "host_buffers.toml"
     toml.write_text("[host_buffers]\n")
     assert cli.main(["calls", "--header", str(header), "--host-buffers", str(toml), "--judge-out",
                      str(tmp_path / "j.cpp"), "--runner-out", str(tmp_path / "r.cpp")]) == 2
-    assert "cannot be split into judge and runner: run takes stream, a cudaStream_t" in capsys.readouterr().err
+    assert "cannot be split into judge and runner: run takes done, a cudaEvent_t" in capsys.readouterr().err
     assert not (tmp_path / "j.cpp").exists()

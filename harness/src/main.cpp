@@ -49,7 +49,7 @@ class ResultsListener : public doctest::IReporter {
   void test_case_reenter(const doctest::TestCaseData&) override {}
 
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
-    remote::end_of_case();  // the runner lets go of this case's device buffers
+    remote::end_of_case();  // the runner lets go of this case's device buffers, streams and cuBLAS handles
     write_record(JsonObject()
                      .add("kind", "case")
                      .add("case", current_case_name())

@@ -14,8 +14,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -54,6 +56,15 @@ std::string describe_status(int status) {
   return "exited with code " + std::to_string(code);
 }
 
+// The most a file of this process may hold (RLIMIT_FSIZE): growing a memfd past it kills the process
+// with SIGXFSZ, so the arena and shared host memory stop short of it with a message.
+std::size_t file_size_limit() {
+  rlimit file_limit{};
+  if (getrlimit(RLIMIT_FSIZE, &file_limit) == 0 && file_limit.rlim_cur != RLIM_INFINITY)
+    return static_cast<std::size_t>(file_limit.rlim_cur);
+  return SIZE_MAX;
+}
+
 std::string own_program() {
   char self[4096];
   const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -86,15 +97,30 @@ class Runner {
 
   // Sends a request (`header` and the arguments that follow it), waits for its reply; returns the
   // reply's payload. Throws StudentError.
-  std::vector<unsigned char> exchange(wire::RequestHeader header, const wire::Writer& arguments, const char* what) {
+  // `fd`, where given, goes with the request (SCM_RIGHTS): the memfd of host memory the runner maps.
+  std::vector<unsigned char> exchange(wire::RequestHeader header, const wire::Writer& arguments, const char* what,
+                                      int fd = -1) {
     ensure_started();
     if (!broken_.empty()) throw StudentError(broken_);
     header.nonce = next_nonce();
     wire::Writer request;
     request.put(header);
     request.put_bytes(arguments.data().data(), arguments.data().size());
-    if (send(socket_, request.data().data(), request.data().size(), MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(request.data().size()))
+    iovec data{const_cast<unsigned char*>(request.data().data()), request.data().size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    if (fd >= 0) {
+      message.msg_control = control;
+      message.msg_controllen = sizeof(control);
+      cmsghdr* rights = CMSG_FIRSTHDR(&message);
+      rights->cmsg_level = SOL_SOCKET;
+      rights->cmsg_type = SCM_RIGHTS;
+      rights->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(rights), &fd, sizeof(int));
+    }
+    if (sendmsg(socket_, &message, MSG_NOSIGNAL) != static_cast<ssize_t>(request.data().size()))
       fail(std::string("sending ") + what);
     ++calls_;
     std::vector<unsigned char> reply(wire::kMaxMessage);
@@ -254,10 +280,7 @@ class Runner {
   }
 
   void grow_arena(std::size_t bytes, const std::string& what) {
-    rlimit file_limit{};
-    std::size_t most = wire::kArenaBytes;
-    if (getrlimit(RLIMIT_FSIZE, &file_limit) == 0 && file_limit.rlim_cur != RLIM_INFINITY)
-      most = std::min<std::size_t>(most, file_limit.rlim_cur);
+    const std::size_t most = std::min(wire::kArenaBytes, file_size_limit());
     if (bytes > most)
       throw std::logic_error(what + ": host buffers of " + std::to_string(bytes >> 20) + " MiB in one call, more " +
                              "than the " + std::to_string(most >> 20) + " MiB the test program may share with " +
@@ -326,6 +349,85 @@ std::unordered_map<unsigned long long, cudaIpcMemHandle_t>& exported() {
   return handles;
 }
 
+// Host memory both processes map: a memfd of the judge's, sent to the runner, found here by address.
+struct SharedHost {
+  std::uint64_t id;
+  std::size_t bytes;
+  bool registered;       // page-locked here (cudaHostRegister) as in the runner
+  bool student_made;     // the mirror of an allocation of the student's, freed through their function
+};
+
+std::map<std::uintptr_t, SharedHost>& shared_memory() {
+  static std::map<std::uintptr_t, SharedHost> by_base;
+  return by_base;
+}
+
+// The shared memory that holds `pointer` (its base in `*base`), or null.
+const SharedHost* shared_holding(const void* pointer, std::uintptr_t* base) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  auto& table = shared_memory();
+  auto after = table.upper_bound(address);
+  if (after == table.begin()) return nullptr;
+  const auto found = std::prev(after);
+  if (address >= found->first + std::max<std::size_t>(found->second.bytes, 1)) return nullptr;
+  *base = found->first;
+  return &found->second;
+}
+
+std::uint64_t next_shared_id() {
+  static std::uint64_t last = 0;
+  return ++last;
+}
+
+// A memfd of `bytes` bytes, mapped here; its descriptor in *fd (the caller sends and closes it).
+void* make_shared(std::size_t bytes, const std::string& what, int* fd) {
+  const std::size_t length = std::max<std::size_t>(bytes, 1);  // mmap refuses an empty mapping
+  if (length > file_size_limit())
+    throw std::logic_error(what + ": " + std::to_string(bytes >> 20) + " MiB of host memory shared with the runner, " +
+                           "more than the test program's file-size limit allows");
+  *fd = memfd_create("kit-shared-host", MFD_CLOEXEC);
+  if (*fd < 0) throw std::runtime_error(what + ": memfd_create failed: " + std::strerror(errno));
+  if (ftruncate(*fd, static_cast<off_t>(length)) != 0) {
+    const int error = errno;
+    close(*fd);
+    throw std::runtime_error(what + ": sizing the shared host memory failed: " + std::strerror(error));
+  }
+  void* here = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+  if (here == MAP_FAILED) {
+    const int error = errno;
+    close(*fd);
+    throw std::runtime_error(what + ": mapping the shared host memory failed: " + std::strerror(error));
+  }
+  return here;
+}
+
+// Forgets shared memory on the judge's side: unregistered, unmapped.
+void drop_shared(std::uintptr_t base) {
+  auto& table = shared_memory();
+  const auto found = table.find(base);
+  if (found == table.end()) return;
+  if (found->second.registered) cudaHostUnregister(reinterpret_cast<void*>(base));  // cannot be undone if it fails
+  munmap(reinterpret_cast<void*>(base), std::max<std::size_t>(found->second.bytes, 1));
+  table.erase(found);
+}
+
+// The judge's stream as the runner knows it.
+wire::StreamArg stream_arg(cudaStream_t stream, const std::string& what) {
+  wire::StreamArg arg{};
+  if (stream == nullptr || stream == cudaStreamLegacy) return arg;  // id 0: the legacy default stream
+  if (stream == cudaStreamPerThread)
+    throw std::logic_error(what + ": the per-thread default stream means nothing in another process; pass a "
+                           "stream of the test's own (kit::Stream) or the legacy default stream (nullptr)");
+  unsigned long long id = 0;
+  unsigned int flags = 0;
+  CUDA_CHECK(cudaStreamGetId(stream, &id));
+  CUDA_CHECK(cudaStreamGetFlags(stream, &flags));
+  if (id == 0) throw std::logic_error(what + ": the stream's id is 0, which means the legacy default stream here");
+  arg.id = id;
+  arg.flags = flags;
+  return arg;
+}
+
 __global__ void fence_kernel() {}
 
 // Two driver functions, found through the runtime: linking libcuda would stop the test program
@@ -364,22 +466,18 @@ int& paused_sections() {
 
 Call::Call(std::uint32_t function, const char* name) : function_(function), name_(name) {}
 
-Call& Call::device(const void* pointer, const char* parameter) {
-  ++args_;
-  if (pointer == nullptr) {
-    message_.put(wire::ArgKind::Null);
-    return *this;
-  }
+namespace {
+
+// The judge's device allocation that holds `pointer`, as the runner maps it; false where `pointer` is not
+// in memory allocated with cudaMalloc.
+bool find_device_arg(const void* pointer, wire::DeviceArg* arg) {
   CUdeviceptr base = 0;
   std::size_t bytes = 0;
   const auto address = reinterpret_cast<CUdeviceptr>(pointer);
   unsigned long long buffer_id = 0;
   if (driver().address_range(&base, &bytes, address) != CUDA_SUCCESS ||
       driver().pointer_attribute(&buffer_id, CU_POINTER_ATTRIBUTE_BUFFER_ID, base) != CUDA_SUCCESS)
-    throw std::logic_error(std::string("the test passes ") + name_ + "'s " + parameter +
-                           " a pointer that is not device memory allocated with cudaMalloc; a host buffer needs a "
-                           "count in the lab's [host_buffers] table (lab.toml)");
-  passes_device_memory_ = true;
+    return false;
   auto& handles = exported();
   auto found = handles.find(buffer_id);
   if (found == handles.end()) {
@@ -387,13 +485,29 @@ Call& Call::device(const void* pointer, const char* parameter) {
     CUDA_CHECK(cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base)));
     found = handles.emplace(buffer_id, handle).first;
   }
+  static_assert(sizeof(arg->handle) == sizeof(cudaIpcMemHandle_t), "an IPC handle is 64 bytes");
+  std::memcpy(arg->handle, &found->second, sizeof(arg->handle));
+  arg->buffer_id = buffer_id;
+  arg->judge_base = base;
+  arg->allocation_bytes = bytes;
+  arg->offset = address - base;
+  return true;
+}
+
+}  // namespace
+
+Call& Call::device(const void* pointer, const char* parameter) {
+  ++args_;
+  if (pointer == nullptr) {
+    message_.put(wire::ArgKind::Null);
+    return *this;
+  }
   wire::DeviceArg arg{};
-  static_assert(sizeof(arg.handle) == sizeof(cudaIpcMemHandle_t), "an IPC handle is 64 bytes");
-  std::memcpy(arg.handle, &found->second, sizeof(arg.handle));
-  arg.buffer_id = buffer_id;
-  arg.judge_base = base;
-  arg.allocation_bytes = bytes;
-  arg.offset = address - base;
+  if (!find_device_arg(pointer, &arg))
+    throw std::logic_error(std::string("the test passes ") + name_ + "'s " + parameter +
+                           " a pointer that is not device memory allocated with cudaMalloc; a host buffer needs a "
+                           "count in the lab's [host_buffers] table (lab.toml)");
+  passes_device_memory_ = true;
   message_.put(wire::ArgKind::Device);
   message_.put(arg);
   return *this;
@@ -403,6 +517,17 @@ Call& Call::host(const void* pointer, std::size_t bytes, bool read_only, const c
   ++args_;
   if (pointer == nullptr) {
     message_.put(wire::ArgKind::Null);
+    return *this;
+  }
+  std::uintptr_t base = 0;
+  if (const SharedHost* shared = shared_holding(pointer, &base)) {  // both processes see it: no copy
+    const std::size_t offset = reinterpret_cast<std::uintptr_t>(pointer) - base;
+    if (bytes > shared->bytes - offset)
+      throw std::logic_error(std::string("the test passes ") + name_ + "'s " + parameter + " " +
+                             std::to_string(bytes) + " bytes of host memory at offset " + std::to_string(offset) +
+                             " of a shared allocation of " + std::to_string(shared->bytes) + " bytes");
+    message_.put(wire::ArgKind::Shared);
+    message_.put(wire::SharedArg{shared->id, offset, bytes});
     return *this;
   }
   Runner& runner = Runner::get();
@@ -417,17 +542,118 @@ Call& Call::host(const void* pointer, std::size_t bytes, bool read_only, const c
   return *this;
 }
 
-std::vector<unsigned char> Call::send_and_wait() {
+Call& Call::stream(cudaStream_t stream, const char* parameter) {
+  ++args_;
+  message_.put(wire::ArgKind::Stream);
+  message_.put(stream_arg(stream, std::string(name_) + "'s " + parameter));
+  return *this;
+}
+
+Call& Call::blas(const void* handle, cudaStream_t stream, int math_mode, const char* parameter) {
+  ++args_;
+  wire::BlasArg arg{};
+  arg.handle = reinterpret_cast<std::uintptr_t>(handle);
+  arg.stream = stream_arg(stream, std::string(name_) + "'s " + parameter + " (the stream it is bound to)");
+  arg.math_mode = static_cast<std::uint32_t>(math_mode);
+  message_.put(wire::ArgKind::Blas);
+  message_.put(arg);
+  return *this;
+}
+
+Call& Call::object(const void* object) {
+  ++args_;
+  if (object == nullptr) {
+    message_.put(wire::ArgKind::Null);
+    return *this;
+  }
+  message_.put(wire::ArgKind::Object);
+  message_.put(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(object)));
+  return *this;
+}
+
+Call& Call::shared_host(const void* pointer, const char* parameter) {
+  ++args_;
+  if (pointer == nullptr) {
+    message_.put(wire::ArgKind::Null);
+    return *this;
+  }
+  std::uintptr_t base = 0;
+  const SharedHost* shared = shared_holding(pointer, &base);
+  if (shared == nullptr)
+    throw std::logic_error(std::string("the test passes ") + name_ + "'s " + parameter + " host memory that the " +
+                           "runner does not share: a host pointer without a count in [host_buffers] must point into "
+                           "memory from the lab's allocator or a kit::remote::SharedHostBuffer");
+  message_.put(wire::ArgKind::Shared);
+  message_.put(wire::SharedArg{shared->id, reinterpret_cast<std::uintptr_t>(pointer) - base, 0});
+  return *this;
+}
+
+Call& Call::release(const void* pointer, const char* parameter) {
+  ++args_;
+  if (pointer == nullptr) {
+    message_.put(wire::ArgKind::Null);
+    return *this;
+  }
+  const auto found = shared_memory().find(reinterpret_cast<std::uintptr_t>(pointer));
+  if (found == shared_memory().end() || !found->second.student_made)
+    throw std::logic_error(std::string("the test passes ") + name_ + "'s " + parameter + " a pointer that the " +
+                           "lab's allocator did not return (or that was freed already)");
+  message_.put(wire::ArgKind::Shared);
+  message_.put(wire::SharedArg{found->second.id, 0, 0});
+  released_ = pointer;
+  return *this;
+}
+
+std::vector<unsigned char> Call::send_and_wait(int fd) {
   // The test's own work on these buffers (inputs, poison) sits on the judge's streams, which the
   // runner's work does not wait for: it must be done before the runner starts, or the poison may
   // land on top of the student's output. A timed call needs no wait here: the timing loop waited
   // before it started the clock.
   if (passes_device_memory_ && paused_sections() == 0) CUDA_CHECK(cudaDeviceSynchronize());
   Runner& runner = Runner::get();
-  std::vector<unsigned char> reply =
-      runner.exchange(wire::RequestHeader{wire::kRequestMagic, wire::Op::Call, function_, args_}, message_, name_);
+  std::vector<unsigned char> reply;
+  try {
+    reply = runner.exchange(wire::RequestHeader{wire::kRequestMagic, wire::Op::Call, function_, args_}, message_,
+                            name_, fd);
+  } catch (...) {
+    if (released_ != nullptr) drop_shared(reinterpret_cast<std::uintptr_t>(released_));
+    throw;
+  }
+  // The student's free has run (or failed: the memory is theirs to lose either way); the mirror goes.
+  if (released_ != nullptr) drop_shared(reinterpret_cast<std::uintptr_t>(released_));
   for (const HostCopy& copy : copies_back_) std::memcpy(copy.judge, runner.arena() + copy.offset, copy.bytes);
   return reply;
+}
+
+void* Call::run_allocating(std::size_t bytes) {
+  Runner::get().ensure_started();
+  int fd = -1;
+  void* here = make_shared(bytes, name_, &fd);
+  const std::uint64_t id = next_shared_id();
+  ++args_;
+  message_.put(wire::ArgKind::Allocation);
+  message_.put(wire::AllocationArg{id, bytes, 0, 0});
+  wire::AllocationReply reply{};
+  try {
+    const std::vector<unsigned char> answer = send_and_wait(fd);
+    close(fd);
+    fd = -1;
+    reply = reply_as<wire::AllocationReply>(answer);
+    if (reply.id != 0 && reply.id != id)
+      throw StudentError(std::string(name_) + ": the runner answered for another allocation than the one it was sent");
+    if (reply.id != 0 && reply.page_locked != 0) CUDA_CHECK(cudaHostRegister(here, std::max<std::size_t>(bytes, 1),
+                                                                             cudaHostRegisterDefault));
+  } catch (...) {
+    if (fd >= 0) close(fd);
+    munmap(here, std::max<std::size_t>(bytes, 1));
+    throw;
+  }
+  if (reply.id == 0) {  // the allocator returned null: so does this, for the test to report
+    munmap(here, std::max<std::size_t>(bytes, 1));
+    return nullptr;
+  }
+  shared_memory()[reinterpret_cast<std::uintptr_t>(here)] = SharedHost{id, bytes, reply.page_locked != 0, true};
+  return here;
 }
 
 void Call::run() {
@@ -467,6 +693,89 @@ void end_of_case() {
   } catch (const StudentError&) {
     // the runner is gone: the test case that broke it has said so, and later calls will too
   }
+}
+
+namespace {
+
+// A harness request to the runner (no function of the student's); throws StudentError where it fails.
+void request(wire::Op op, const wire::Writer& arguments, const char* what, int fd = -1) {
+  Runner::get().exchange(wire::RequestHeader{wire::kRequestMagic, op, 0, 0}, arguments, what, fd);
+}
+
+wire::DeviceArg device_arg(const void* pointer, const char* what) {
+  wire::DeviceArg arg{};
+  if (pointer == nullptr || !find_device_arg(pointer, &arg))
+    throw std::logic_error(std::string(what) + ": a pointer that is not device memory allocated with cudaMalloc");
+  return arg;
+}
+
+}  // namespace
+
+void synchronize(cudaStream_t stream) {
+  if (!Runner::get().started()) return;  // no runner: none of the student's work to wait for
+  wire::Writer arguments;
+  arguments.put(stream_arg(stream, "kit::remote::synchronize"));
+  request(wire::Op::Synchronize, arguments, "waiting for your code's GPU work");
+}
+
+void synchronize_device() {
+  synchronize(nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void queue_delay(cudaStream_t stream, double milliseconds) {
+  wire::Writer arguments;
+  arguments.put(stream_arg(stream, "kit::remote::queue_delay"));
+  arguments.put(static_cast<std::uint64_t>(milliseconds * 1e6));
+  request(wire::Op::Delay, arguments, "a delay the test queues on a stream");
+}
+
+void copy_on_stream(void* d_to, const void* d_from, std::size_t bytes, cudaStream_t stream) {
+  const wire::DeviceArg to = device_arg(d_to, "kit::remote::copy_on_stream's destination");
+  const wire::DeviceArg from = device_arg(d_from, "kit::remote::copy_on_stream's source");
+  if (bytes > to.allocation_bytes - to.offset || bytes > from.allocation_bytes - from.offset)
+    throw std::logic_error("kit::remote::copy_on_stream: " + std::to_string(bytes) + " bytes run past a buffer's end");
+  wire::Writer arguments;
+  arguments.put(stream_arg(stream, "kit::remote::copy_on_stream"));
+  arguments.put(to);
+  arguments.put(from);
+  arguments.put(static_cast<std::uint64_t>(bytes));
+  CUDA_CHECK(cudaDeviceSynchronize());  // the test's own writes to the source are done before the runner reads it
+  request(wire::Op::Copy, arguments, "a copy the test queues on a stream");
+}
+
+void* share_host(std::size_t bytes, bool page_locked) {
+  Runner::get().ensure_started();
+  int fd = -1;
+  void* here = make_shared(bytes, "kit::remote::share_host", &fd);
+  const std::uint64_t id = next_shared_id();
+  wire::Writer arguments;
+  arguments.put(wire::ShareArg{id, bytes, page_locked ? 1u : 0u, 0});
+  try {
+    if (page_locked) CUDA_CHECK(cudaHostRegister(here, std::max<std::size_t>(bytes, 1), cudaHostRegisterDefault));
+    shared_memory()[reinterpret_cast<std::uintptr_t>(here)] = SharedHost{id, bytes, page_locked, false};
+    request(wire::Op::Share, arguments, "sharing host memory with your code's process", fd);
+  } catch (...) {
+    close(fd);
+    drop_shared(reinterpret_cast<std::uintptr_t>(here));
+    throw;
+  }
+  close(fd);
+  return here;
+}
+
+void unshare_host(void* pointer) noexcept {
+  const auto base = reinterpret_cast<std::uintptr_t>(pointer);
+  const auto found = shared_memory().find(base);
+  if (found == shared_memory().end()) return;
+  try {
+    wire::Writer arguments;
+    arguments.put(found->second.id);
+    request(wire::Op::Unshare, arguments, "unsharing host memory");
+  } catch (const std::exception&) {
+    // the runner is gone (its test case has said why): nothing of it maps the memory any more
+  }
+  drop_shared(base);
 }
 
 long long calls_made() { return Runner::get().calls(); }

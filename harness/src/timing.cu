@@ -169,9 +169,9 @@ std::string busy_message(const TimedWork& work, const Call& call, double took_s)
   std::ostringstream text;
   text << work.name << ": after " << call.name() << " returned, your code still had work running on the GPU ("
        << show(took_s * 1e3, 2) << " ms later, the GPU had not yet given the test a turn). A call must finish all of "
-       << "its work before it returns; the runner waits for every stream of the device, so only work started "
-          "behind its back stays running, and that is not allowed: it could work on the next call's inputs "
-          "before the clock starts.";
+       << "its work before it returns (a pipeline whose results land in host memory the test shares is answered as "
+          "it returns, so it must wait for its streams itself); work left running is not allowed: it could work on "
+          "the next call's inputs before the clock starts.";
   if (!work.look_at.empty()) text << "\nLook at: " << work.look_at;
   return text.str();
 }
@@ -188,8 +188,10 @@ bool quiet(double* took_s) {
 // Where the work is a student's in a runner process, the runner is stopped between calls: it
 // cannot see the next inputs being written or work on them before the clock starts, and
 // before the clock starts the GPU must be free of its work. The clock brackets the request,
-// the reply (the runner has waited for its device) and a fence of the judge's own, which
-// waits for any of the runner's work that is still on the GPU (kit::remote::fence).
+// the reply (the runner has waited for its device, unless the call's results land in host
+// memory both processes map: then the student's function must have) and a fence of the
+// judge's own, which waits for any of the runner's work that is still on the GPU
+// (kit::remote::fence); the GPU must be quiet after it, or the case fails.
 GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::vector<int> verified) {
   if (options.warmup < 0 || options.repeats < 1)
     throw std::invalid_argument("timing needs timing_warmup >= 0 and timing_repeats >= 1");

@@ -4,13 +4,18 @@
 //
 // Each function of a lab's public header has a proxy in the judge with the same
 // signature, generated from the header (grader/calls.py): it describes its arguments to
-// a Call and runs it. A test case reads as if it called the student's function.
+// a Call and runs it. A test case reads as if it called the student's function, with one
+// exception: the student's GPU work runs in the runner, so a test that waits for it
+// waits through kit::remote::synchronize (the judge's cudaStreamSynchronize and
+// cudaDeviceSynchronize wait for the judge's own work only).
 //
 // The runner is started at the first call, as $KIT_RUNNER_PREFIX (one argument a line:
 // the grader's sandbox, compute-sanitizer) followed by $KIT_RUNNER, or the program
 // beside this one named <this program>-runner. It gets no environment of the judge's
 // beyond what a CUDA program needs: no seed, no results file, no parameters.
 #pragma once
+
+#include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -53,10 +58,48 @@ class Call {
   // what the test put there: the poison).
   Call& host(const void* pointer, std::size_t bytes, bool read_only, const char* parameter);
 
+  // A stream: the runner queues the call's work on a stream of its own made with the same flags,
+  // one per stream of the judge's, and does not wait for it before replying.
+  Call& stream(cudaStream_t stream, const char* parameter);
+  // A cuBLAS handle (kit/remote_cublas.hpp reads its stream and math mode): the runner keeps a
+  // handle of its own per handle of the judge's, bound to the runner's copy of that stream.
+  Call& blas(const void* handle, cudaStream_t stream, int math_mode, const char* parameter);
+  // An object the student's code made: a pointer a proxy returned (run_returning_object), which is
+  // the runner's number for it, never dereferenced here.
+  Call& object(const void* object);
+  // Host memory shared with the runner (from the student's allocator, or kit::remote::SharedHostBuffer),
+  // passed as a place in it, with no copy: the parameter has no count, so nothing else can carry it.
+  Call& shared_host(const void* pointer, const char* parameter);
+  // This call is the student's free of `pointer`, an allocation of theirs that the judge mirrors
+  // (run_allocating): once it has run, whatever its outcome, the judge's mirror goes too.
+  Call& release(const void* pointer, const char* parameter);
+
   void run();  // a function that returns nothing
   template <class R>
   R run_returning() {
     const std::vector<unsigned char> reply = send_and_wait();
+    return reply_as<R>(reply);
+  }
+  // A function that returns an object the student's code made: the runner's number for it,
+  // disguised as the pointer type (incomplete in the header, so nothing here dereferences it).
+  template <class T>
+  T* run_returning_object() {
+    return reinterpret_cast<T*>(static_cast<std::uintptr_t>(run_returning<std::uint64_t>()));
+  }
+  // The student's allocator of `bytes` bytes of host memory: the judge makes memory that both
+  // processes map, the runner calls the allocator, and the judge returns its own mapping, page-locked
+  // exactly when the student's memory is (or null where the allocator returned null).
+  void* run_allocating(std::size_t bytes);
+
+ private:
+  struct HostCopy {
+    void* judge;       // where the test's buffer is (null when read-only)
+    std::size_t offset;
+    std::size_t bytes;
+  };
+  std::vector<unsigned char> send_and_wait(int fd = -1);
+  template <class R>
+  R reply_as(const std::vector<unsigned char>& reply) const {
     if (reply.size() != sizeof(R))
       throw StudentError(std::string(name_) + ": the runner's reply holds " + std::to_string(reply.size()) +
                          " bytes, not the " + std::to_string(sizeof(R)) + " of the return value");
@@ -65,14 +108,6 @@ class Call {
     return result;
   }
 
- private:
-  struct HostCopy {
-    void* judge;       // where the test's buffer is (null when read-only)
-    std::size_t offset;
-    std::size_t bytes;
-  };
-  std::vector<unsigned char> send_and_wait();
-
   std::uint32_t function_;
   const char* name_;
   wire::Writer message_;
@@ -80,6 +115,50 @@ class Call {
   std::size_t arena_used_ = 0;
   bool passes_device_memory_ = false;
   std::vector<HostCopy> copies_back_;
+  const void* released_ = nullptr;  // the mirrored allocation this call frees
+};
+
+// ---- the student's GPU work, from the judge ----
+
+// Waits until the work the runner queued on its copy of `stream` is done; for the legacy default
+// stream (nullptr), until all of the runner's work on the device is. Throws StudentError where that
+// work failed (a kernel's fault). The judge's cudaStreamSynchronize would wait for nothing: the
+// work is in the runner.
+void synchronize(cudaStream_t stream);
+// All the GPU work of both processes done: the runner's device, then the judge's.
+void synchronize_device();
+
+// Work the test queues on the runner's copy of `stream`, ahead of a call of the student's on it,
+// so that the call's input arrives late there (a call whose work runs on any other stream reads
+// the buffer before it has arrived): a kernel that holds the stream up for `milliseconds`, and a
+// copy between two device buffers of the test's.
+void queue_delay(cudaStream_t stream, double milliseconds);
+void copy_on_stream(void* d_to, const void* d_from, std::size_t bytes, cudaStream_t stream);
+
+// Host memory both processes map (a memfd), page-locked in both where `page_locked` (it then
+// needs a GPU): a host pointer into it reaches the student's function with no copy either way,
+// so a large input or output costs the timed call nothing and a result is seen the moment it lands.
+void* share_host(std::size_t bytes, bool page_locked);
+void unshare_host(void* pointer) noexcept;
+
+template <class T>
+class SharedHostBuffer {
+ public:
+  explicit SharedHostBuffer(std::size_t count, bool page_locked = true)
+      : count_(count), data_(static_cast<T*>(share_host(count * sizeof(T), page_locked))) {}
+  ~SharedHostBuffer() { unshare_host(data_); }
+  SharedHostBuffer(const SharedHostBuffer&) = delete;
+  SharedHostBuffer& operator=(const SharedHostBuffer&) = delete;
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+
+ private:
+  std::size_t count_;
+  T* data_;
 };
 
 // ---- timing: what kit::time_work needs so that only the call itself is measured ----
@@ -126,7 +205,9 @@ double path_overhead_s(const std::function<void()>& before_each_call);
 // The twin's side (main calls it for --kit-twin): an empty kernel per request.
 int serve_twin();
 
-// A test case ended: the runner unmaps the device buffers it was given.
+// A test case ended: the runner unmaps the device buffers it was given and destroys its copies of
+// the test's streams and cuBLAS handles. Objects and host allocations of the student's stay until
+// the test frees them.
 void end_of_case();
 
 // At the end of the test program: ends the runner and records how it ended (a "runner"

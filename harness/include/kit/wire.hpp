@@ -5,8 +5,15 @@
 // each way): which function, and its arguments in order. Numbers travel by value; device
 // buffers travel as CUDA IPC handles (the runner maps the judge's allocation); host
 // buffers travel as places in a shared memory arena that the judge fills before the call
-// and reads back after it. The runner replies once the call and every stream of its
-// device are done, with the return value or the error text.
+// and reads back after it, or, where they lie in host memory both processes map (a memfd
+// the judge sends with SCM_RIGHTS: what the student's allocator returned, or a buffer the
+// test shares), as a place in that memory, with no copy. Streams travel as the judge's
+// stream id and flags (the runner keeps a stream of its own per id), cuBLAS handles as the
+// judge's handle and the stream it is bound to, and objects the student's code made as
+// numbers the runner handed out. The runner replies once the call is done and, unless the
+// call is asynchronous by contract (it takes a stream or a cuBLAS handle) or its host
+// results land in shared memory where the judge sees them arrive, once every stream of its
+// device is done too; the reply holds the return value or the error text.
 //
 // Both sides include this file; nothing in it trusts the other side: a reader checks
 // every size against the message it came in.
@@ -34,8 +41,13 @@ constexpr std::uint32_t kRequestMagic = 0x4b495452;  // "KITR"
 constexpr std::uint32_t kReplyMagic = 0x4b495450;    // "KITP"
 
 enum class Op : std::uint32_t {
-  Call = 1,    // call function `function` with the arguments that follow
-  Forget = 2,  // a test case ended: unmap every device buffer mapped so far
+  Call = 1,         // call function `function` with the arguments that follow
+  Forget = 2,       // a test case ended: unmap every device buffer, destroy every stream and cuBLAS handle
+  Synchronize = 3,  // a StreamArg: wait for its stream (id 0: for the whole device)
+  Delay = 4,        // a StreamArg, then nanoseconds (u64): queue a kernel that holds the stream up that long
+  Copy = 5,         // a StreamArg, a DeviceArg to, a DeviceArg from, bytes (u64): queue a device copy
+  Share = 6,        // a ShareArg, with the memfd of host memory the test shares: map it
+  Unshare = 7,      // an id (u64): unmap that shared host memory
 };
 
 enum class Status : std::uint32_t { Ok = 0, Error = 1 };
@@ -45,6 +57,11 @@ enum class ArgKind : std::uint8_t {
   Device = 2,  // a pointer into device memory: DeviceArg
   Host = 3,    // a pointer to host memory in the arena: HostArg
   Null = 4,    // a null pointer
+  Stream = 5,  // a cudaStream_t: StreamArg
+  Blas = 6,    // a cublasHandle_t: BlasArg
+  Object = 7,  // an object the student's code made and the runner numbered: its id (u64)
+  Shared = 8,  // a pointer into host memory both processes map: SharedArg
+  Allocation = 9,  // the memfd sent with the request mirrors what the student's allocator returns: AllocationArg
 };
 
 struct DeviceArg {
@@ -58,6 +75,45 @@ struct DeviceArg {
 struct HostArg {
   std::uint64_t offset;  // into the arena
   std::uint64_t bytes;
+};
+
+// The judge's stream: cudaStreamGetId (unique for the judge's life) and cudaStreamGetFlags.
+struct StreamArg {
+  std::uint64_t id;  // 0: the legacy default stream
+  std::uint32_t flags;
+  std::uint32_t reserved;
+};
+
+// The judge's cuBLAS handle (its value: the runner keeps one handle per value until the case ends),
+// the stream it is bound to and its math mode, both set on the runner's handle before each call.
+struct BlasArg {
+  std::uint64_t handle;
+  StreamArg stream;
+  std::uint32_t math_mode;
+  std::uint32_t reserved;
+};
+
+struct SharedArg {
+  std::uint64_t id;      // the shared memory's, drawn by the judge
+  std::uint64_t offset;  // the pointer's offset into it
+  std::uint64_t bytes;   // what the parameter's count covers from there (0: not counted)
+};
+
+// Host memory the test shares with the runner (Op::Share), or the mirror of an allocation of the
+// student's (ArgKind::Allocation): the memfd sent with the request holds `bytes` bytes.
+struct ShareArg {
+  std::uint64_t id;
+  std::uint64_t bytes;
+  std::uint32_t page_locked;  // the runner registers its mapping with cudaHostRegister too
+  std::uint32_t reserved;
+};
+using AllocationArg = ShareArg;  // page_locked unused: the runner finds out from the student's pointer
+
+// What the runner answers a call of the student's allocator.
+struct AllocationReply {
+  std::uint64_t id;           // 0: the allocator returned null
+  std::uint32_t page_locked;  // whether the student's memory was page-locked (so the mirror is registered)
+  std::uint32_t reserved;
 };
 
 struct RequestHeader {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <set>
 #include <stdexcept>
 
 #include "kit/cuda_check.cuh"
@@ -72,3 +73,52 @@ int prefix_says() {
   const char* said = std::getenv("PREFIX_SAYS");
   return said == nullptr ? -1 : std::atoi(said);
 }
+
+struct Counter {
+  int next;
+  int step;
+};
+
+Counter* make_counter(const CounterSetup& setup) {
+  int start = setup.start;
+  for (int i = 0; i < setup.extras; ++i) start += setup.h_extras[i];
+  return new Counter{start, setup.step};
+}
+
+int count_up(Counter* counter) {
+  const int value = counter->next;
+  counter->next += counter->step;
+  return value;
+}
+
+void end_counter(Counter* counter) { delete counter; }
+
+namespace {
+
+std::set<float*>& floats_allocated() {
+  static std::set<float*> allocated;
+  return allocated;
+}
+
+}  // namespace
+
+float* allocate_floats(std::size_t count) {
+  if (count == 0) return nullptr;
+  float* h_floats = new float[count];
+  floats_allocated().insert(h_floats);
+  return h_floats;
+}
+
+void free_floats(float* h_floats) {
+  if (floats_allocated().erase(h_floats) == 0)
+    throw std::runtime_error("free_floats was given a pointer allocate_floats never returned");
+  delete[] h_floats;
+}
+
+void add_to_shared(float* h_values, int n, float amount) {
+  for (int i = 0; i < n; ++i) h_values[i] += amount;
+}
+
+bool same_place(const float* h_a, const float* h_b) { return h_a == h_b; }
+
+bool on_legacy_stream(cudaStream_t stream) { return stream == nullptr; }

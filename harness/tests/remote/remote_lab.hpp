@@ -5,6 +5,9 @@
 // for a lab from the lab's header and lab.toml.
 #pragma once
 
+#include <cuda_runtime.h>
+
+#include <cstddef>
 #include <cstdint>
 
 // How fail_with fails, and how crash_now ends the runner: values of a type of the header's own.
@@ -40,3 +43,44 @@ int judge_variables_seen();
 
 // PREFIX_SAYS in the runner's environment, as a number; -1 where it is unset.
 int prefix_says();
+
+// ---- what crosses besides values and host buffers (grader/calls.py) ----
+
+// A struct by const reference, with a pointer member whose count host_buffers.toml gives by its
+// dotted name: the runner gets the struct's bytes and its own copy of the extras.
+struct CounterSetup {
+  int start = 0;
+  int step = 1;
+  const int* h_extras = nullptr;  // `extras` numbers added to start, read by make_counter only
+  int extras = 0;
+};
+
+// An object only the "student's" file defines: the judge holds the runner's number for it.
+struct Counter;
+
+// A counter from start + the extras, counting up by step.
+Counter* make_counter(const CounterSetup& setup);
+// The counter's next value.
+int count_up(Counter* counter);
+// Ends a counter.
+void end_counter(Counter* counter);
+
+// Host memory the "student" allocates (ordinary memory, so no GPU is needed); null for count 0.
+float* allocate_floats(std::size_t count);
+// Frees what allocate_floats returned; throws for any other pointer.
+void free_floats(float* h_floats);
+// h_values[i] += amount for i < n, in memory both processes map (no count: shared_host_buffers).
+void add_to_shared(float* h_values, int n, float amount);
+// Whether two counted host buffers arrive as one place (they do only where no copy is made).
+bool same_place(const float* h_a, const float* h_b);
+
+// Whether `stream` arrived as the legacy default stream; the call is asynchronous by contract.
+bool on_legacy_stream(cudaStream_t stream);
+
+// ---- GPU functions (remote_lab_gpu.cu), for the cases that need one ----
+
+// Queues d_values[i] += amount for i < n on `stream` and returns without waiting.
+void add_on_stream(float* d_values, int n, float amount, cudaStream_t stream);
+// Page-locked host memory (cudaMallocHost), and its free.
+float* allocate_pinned_floats(std::size_t count);
+void free_pinned_floats(float* h_floats);

@@ -176,3 +176,162 @@ TEST_CASE("remote (ends the runner): a reply sent ahead of its request is refuse
 TEST_CASE("remote (ends the runner): exit(3) is reported as exiting with code 3" * KIT_CPU_ONLY) {
   expect_runner_gone(Ending::kExit3, "exited with code 3");
 }
+
+// ---- objects, structs by reference, shared host memory, streams ----
+
+TEST_CASE("remote: an object the runner's code made is known by a number the runner hands out" * KIT_CPU_ONLY) {
+  const int extras[] = {10, 20, 30};
+  CounterSetup setup;
+  setup.start = 1;
+  setup.step = 5;
+  setup.h_extras = extras;  // a pointer member: the runner reads its own copy
+  setup.extras = 3;
+  Counter* counter = make_counter(setup);
+  REQUIRE(counter != nullptr);
+  CHECK(count_up(counter) == 61);
+  CHECK(count_up(counter) == 66);  // the same object, kept in the runner between calls
+  Counter* other = make_counter(CounterSetup{});
+  CHECK(other != counter);
+  CHECK(count_up(other) == 0);
+  CHECK(count_up(counter) == 71);
+  end_counter(other);
+  end_counter(counter);
+}
+
+TEST_CASE("remote: the runner refuses an object number it did not hand out, and one already destroyed" *
+          KIT_CPU_ONLY) {
+  const std::string forged = student_error_of([] { count_up(reinterpret_cast<Counter*>(std::uintptr_t{4242})); });
+  INFO("the message: " << forged);
+  CHECK(contains(forged, "count_up failed in your code"));
+  CHECK(contains(forged, "a Counter* that no function of yours returned"));
+  Counter* counter = make_counter(CounterSetup{});
+  end_counter(counter);
+  CHECK(contains(student_error_of([&] { count_up(counter); }), "destroyed already"));
+  CHECK(contains(student_error_of([&] { end_counter(counter); }), "destroyed already"));  // no double delete
+}
+
+TEST_CASE("remote: an object survives the end of a test case" * KIT_CPU_ONLY) {
+  Counter* counter = make_counter(CounterSetup{});
+  kit::remote::end_of_case();
+  CHECK(count_up(counter) == 0);
+  end_counter(counter);
+}
+
+TEST_CASE("remote: host memory the runner's code allocates is one memory for both, with no copy" * KIT_CPU_ONLY) {
+  const std::size_t count = 1000;
+  float* h_values = allocate_floats(count);
+  REQUIRE(h_values != nullptr);
+  for (std::size_t i = 0; i < count; ++i) h_values[i] = static_cast<float>(i);  // the judge writes
+  add_to_shared(h_values + 10, 90, 0.5f);  // the runner reads and writes from an offset, no count given
+  for (std::size_t i = 0; i < count; ++i) {
+    INFO("element " << i);
+    REQUIRE(h_values[i] == static_cast<float>(i) + (i >= 10 && i < 100 ? 0.5f : 0.0f));
+  }
+  // A counted host buffer inside it travels as a place, not a copy: two pointers to one element arrive as one.
+  CHECK(same_place(h_values + 7, h_values + 7));
+  const std::vector<float> ordinary(1, 1.0f);
+  CHECK_FALSE(same_place(ordinary.data(), ordinary.data()));  // the arena: one copy each
+  free_floats(h_values);  // the runner's free_floats throws unless it gets what allocate_floats returned
+}
+
+TEST_CASE("remote: an allocator that returns null returns null to the test, and freeing null passes null" *
+          KIT_CPU_ONLY) {
+  CHECK(allocate_floats(0) == nullptr);
+  CHECK(contains(student_error_of([] { free_floats(nullptr); }), "never returned"));  // the student's free got null
+}
+
+TEST_CASE("remote: the judge refuses to free or share memory that is not shared with the runner" * KIT_CPU_ONLY) {
+  std::vector<float> ordinary(4, 0.0f);
+  CHECK_THROWS_WITH_AS(free_floats(ordinary.data()), doctest::Contains("allocator did not return"), std::logic_error);
+  CHECK_THROWS_WITH_AS(add_to_shared(ordinary.data(), 4, 1.0f), doctest::Contains("does not share"),
+                       std::logic_error);
+  float* h_values = allocate_floats(4);
+  free_floats(h_values);
+  CHECK_THROWS_WITH_AS(free_floats(h_values), doctest::Contains("freed already"), std::logic_error);
+}
+
+TEST_CASE("remote: host memory the test shares reaches the runner with no copy" * KIT_CPU_ONLY) {
+  kit::remote::SharedHostBuffer<float> shared(64, false);  // page-locking it would need a GPU
+  for (std::size_t i = 0; i < shared.size(); ++i) shared[i] = 1.0f;
+  add_to_shared(shared.data(), 64, 2.0f);
+  for (std::size_t i = 0; i < shared.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(shared[i] == 3.0f);
+  }
+  CHECK(same_place(shared.data() + 3, shared.data() + 3));
+}
+
+TEST_CASE("remote: the legacy default stream arrives as the legacy default stream, and the test can wait for it" *
+          KIT_CPU_ONLY) {
+  CHECK(on_legacy_stream(nullptr));
+  kit::remote::synchronize(nullptr);
+  kit::remote::end_of_case();
+  CHECK(on_legacy_stream(nullptr));
+}
+
+// ---- on a GPU ----
+
+namespace {
+
+bool page_locked(const void* host) {
+  cudaPointerAttributes attributes{};
+  CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+}  // namespace
+
+TEST_CASE("remote (GPU): a call on a stream returns at once and its work queues behind what the test put there") {
+  constexpr double kDelayMs = 300.0;
+  const int n = 1000;
+  const std::vector<float> values = ramp(n);
+  kit::DeviceBuffer<float> d_staging(values), d_values(static_cast<std::size_t>(n));
+  d_values.poison();
+  kit::Stream stream;
+  add_on_stream(d_values.data(), n, 0.0f, stream.get());  // loads the kernel, which may wait for the device
+  kit::remote::synchronize(stream.get());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::remote::queue_delay(stream.get(), kDelayMs);
+  kit::remote::copy_on_stream(d_values.data(), d_staging.data(), d_values.bytes(), stream.get());
+  const auto start = std::chrono::steady_clock::now();
+  add_on_stream(d_values.data(), n, 1.0f, stream.get());
+  const double took_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  CHECK_MESSAGE(took_ms < kDelayMs / 2, "the call took " << took_ms << " ms: the runner waited for its stream");
+  kit::remote::synchronize(stream.get());
+  const std::vector<float> got = d_values.download();
+  for (int i = 0; i < n; ++i) {
+    INFO("element " << i);
+    REQUIRE(got[static_cast<std::size_t>(i)] == values[static_cast<std::size_t>(i)] + 1.0f);
+  }
+}
+
+TEST_CASE("remote (GPU): the legacy default stream and a whole-device wait reach the runner's work") {
+  const int n = 4096;
+  kit::DeviceBuffer<float> d_values(std::vector<float>(static_cast<std::size_t>(n), 2.0f));
+  add_on_stream(d_values.data(), n, 3.0f, nullptr);
+  kit::remote::synchronize_device();
+  CHECK(d_values.download() == std::vector<float>(static_cast<std::size_t>(n), 5.0f));
+}
+
+TEST_CASE("remote (GPU): memory the runner's code page-locks is page-locked for the test, and one memory") {
+  const std::size_t count = 1 << 20;
+  float* h_values = allocate_pinned_floats(count);
+  REQUIRE(h_values != nullptr);
+  CHECK(page_locked(h_values));
+  for (std::size_t i = 0; i < count; ++i) h_values[i] = 1.0f;
+  add_to_shared(h_values, static_cast<int>(count), 1.0f);  // the runner writes the same pages
+  CHECK(h_values[0] == 2.0f);
+  CHECK(h_values[count - 1] == 2.0f);
+  kit::DeviceBuffer<float> d_copy(count);
+  CUDA_CHECK(cudaMemcpy(d_copy.data(), h_values, count * sizeof(float), cudaMemcpyHostToDevice));
+  CHECK(d_copy.download() == std::vector<float>(count, 2.0f));
+  free_pinned_floats(h_values);
+
+  float* h_pageable = allocate_floats(count);  // ordinary memory: its mirror is not page-locked
+  REQUIRE(h_pageable != nullptr);
+  CHECK_FALSE(page_locked(h_pageable));
+  free_floats(h_pageable);
+
+  kit::remote::SharedHostBuffer<float> shared(count);  // the test's own: page-locked in both
+  CHECK(page_locked(shared.data()));
+}

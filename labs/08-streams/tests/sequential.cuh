@@ -1,5 +1,6 @@
 // The baseline the pipeline is timed against: the same work, one chunk at a
-// time, on the legacy default stream, each step waiting for the one before.
+// time, on the legacy default stream, each step waiting for the one before
+// (your window kernel runs in your code's process: the steps here wait for it there).
 // The timing test runs it twice: with pageable host memory (std::vector) and
 // with page-locked memory. It uses your launch_apply_window; the rest is here.
 #pragma once
@@ -10,6 +11,7 @@
 #include <cstddef>
 
 #include "kit/kit.cuh"
+#include "kit/remote.hpp"
 #include "streams.cuh"
 
 namespace streams_checks {
@@ -41,7 +43,12 @@ class SequentialBaseline {
       const std::size_t count = std::min(chunk_signals_, signals - first);
       const std::size_t bytes = count * n * sizeof(cufftComplex);
       CUDA_CHECK(cudaMemcpy(d_chunk_, h_in + first * n, bytes, cudaMemcpyHostToDevice));
+      // From pageable memory cudaMemcpy returns once the data is staged, and the window, in your code's
+      // process, does not queue behind this process's copy: it must have landed.
+      CUDA_CHECK(cudaDeviceSynchronize());
       launch_apply_window(d_chunk_, count, n_, nullptr);  // nullptr: the legacy default stream
+      // The window runs in your code's process: the transform here waits for it there.
+      kit::remote::synchronize(nullptr);
       CUFFT_CHECK(cufftExecC2C(plan_, d_chunk_, d_chunk_, CUFFT_FORWARD));
       CUDA_CHECK(cudaMemcpy(h_out + first * n, d_chunk_, bytes, cudaMemcpyDeviceToHost));
     }

@@ -9,12 +9,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "kit/kit.cuh"
+#include "kit/remote.hpp"
 #include "streams.cuh"
 
 namespace streams_checks {
@@ -238,6 +240,9 @@ class HostSamples {
   cufftComplex* data_;
 };
 
+// Whether the runtime knows `host` as page-locked memory. For memory from allocate_host_samples, the
+// test's view of it is page-locked exactly when your code's process found yours to be (the mirror
+// both processes map is registered in both then: grader/calls.py), so this is observed in that process.
 inline bool is_page_locked(const void* host) {
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, host) != cudaSuccess) {
@@ -247,8 +252,16 @@ inline bool is_page_locked(const void* host) {
   return attributes.type == cudaMemoryTypeHost;
 }
 
+// A destructor must not throw: where destroy_pipeline fails (or your code's process is gone after an
+// earlier failure of the test case), that is reported, and the test goes on.
 struct PipelineDeleter {
-  void operator()(Pipeline* pipeline) const { destroy_pipeline(pipeline); }
+  void operator()(Pipeline* pipeline) const {
+    try {
+      destroy_pipeline(pipeline);
+    } catch (const std::exception& error) {
+      FAIL_CHECK("destroy_pipeline failed: " << error.what());
+    }
+  }
 };
 using PipelineHandle = std::unique_ptr<Pipeline, PipelineDeleter>;
 
@@ -286,9 +299,9 @@ inline void check_window(std::size_t signals, int n, const std::string& input, s
   {
     kit::Stream stream;
     launch_apply_window(reinterpret_cast<cufftComplex*>(d_signals.data()), signals, n, stream.get());
-    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    kit::remote::synchronize(stream.get());  // the kernel runs in your code's process, on its copy of the stream
   }
-  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::remote::synchronize_device();
   const std::vector<float> got = d_signals.download();
 
   // One float product w * x, with w within window_error of the exact weight:
@@ -344,7 +357,7 @@ class Dataset {
     // The caller may read the moment run_pipeline returns. The last signal is
     // the last to arrive: look at it before anything else.
     const std::vector<float> last_at_return(out + floats - floats_per_signal, out + floats);
-    CUDA_CHECK(cudaDeviceSynchronize());  // so that what follows tells a late result from a wrong one
+    kit::remote::synchronize_device();  // so that what follows tells a late result from a wrong one
 
     const std::vector<float> got(out, out + floats), past_end(out + floats, out + 2 * h_out_.size());
     const Expected expected = expected_spectra(in_, 0, signals_, n);
@@ -388,9 +401,10 @@ inline void check_pipeline(const PipelineSetup& setup, std::size_t signals, cons
 // ---------------------------------------------------------------------------
 // The device-memory budget: what the pipeline holds, as cudaMemGetInfo sees it.
 
+// cudaMemGetInfo counts the whole device, so the test sees what your code's process holds.
 inline std::size_t device_bytes_free() {
   std::size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::remote::synchronize_device();
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   return free_bytes;
 }

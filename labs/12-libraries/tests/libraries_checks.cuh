@@ -11,15 +11,16 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kit/kit.cuh"
+#include "kit/remote.hpp"
 #include "libraries.cuh"
 #include "pipeline_reference.hpp"
-#include "stream_delay.cuh"
 
 namespace libraries_checks {
 
@@ -150,14 +151,17 @@ class TestBlas {
   cublasHandle_t handle_ = nullptr;
 };
 
-// Page-locked host memory that copies are queued from: it must outlive them.
+// Device memory that a late input is copied from on the stream: it must outlive the copy.
 template <class T>
-using Staging = std::unique_ptr<kit::PinnedBuffer<T>>;
+using Staging = std::unique_ptr<kit::DeviceBuffer<T>>;
 
 // Fills a device buffer from the host, for work queued next on `stream`. On
 // time: copied now. Late (`late`): poisoned now, then copied on `stream` behind
-// a delay queued there first, from page-locked memory (so the copy is queued
-// and the call returns at once); keep what this returns until the stream is done.
+// a delay queued there first, from a device buffer of the test's that holds the
+// input already (so the copy is queued and the call returns at once); keep what
+// this returns until the stream is done. The delay and the copy run in your
+// code's process, on its copy of `stream` (kit::remote::queue_delay), where your
+// function's work on that stream queues behind them.
 // Either way, everything the test did on the device before is complete when it
 // returns: work on a non-blocking stream does not wait for the legacy default
 // stream that cudaMemcpy and cudaMemset use.
@@ -168,13 +172,12 @@ Staging<T> fill_on_stream(kit::DeviceBuffer<T>& d_buffer, const std::vector<T>& 
     CUDA_CHECK(cudaDeviceSynchronize());
     return nullptr;
   }
+  auto staging = std::make_unique<kit::DeviceBuffer<T>>(host);
   d_buffer.poison();
   CUDA_CHECK(cudaDeviceSynchronize());
-  auto pinned = std::make_unique<kit::PinnedBuffer<T>>(host.size());
-  std::copy(host.begin(), host.end(), pinned->data());
-  queue_delay(stream, stream_delay_ms());
-  CUDA_CHECK(cudaMemcpyAsync(d_buffer.data(), pinned->data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-  return pinned;
+  kit::remote::queue_delay(stream, stream_delay_ms());
+  kit::remote::copy_on_stream(d_buffer.data(), staging->data(), host.size() * sizeof(T), stream);
+  return staging;
 }
 
 // ---------------------------------------------------------------------------
@@ -197,13 +200,13 @@ inline void check_response(std::size_t spectra, int bins, const std::string& inp
   if (late) {  // a first run of the same size: loading a kernel may wait for the device, and must not here
     launch_apply_response(reinterpret_cast<cufftComplex*>(d_spectra.data()), spectra, bins,
                           reinterpret_cast<const cufftComplex*>(d_response.data()), scale, stream.get());
-    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    kit::remote::synchronize(stream.get());
   }
   const auto staging = fill_on_stream(d_spectra, with_guard(spectrum_parts, guard), stream.get(), late);
   launch_apply_response(reinterpret_cast<cufftComplex*>(d_spectra.data()), spectra, bins,
                         reinterpret_cast<const cufftComplex*>(d_response.data()), scale, stream.get());
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::remote::synchronize(stream.get());  // the work is in your code's process, on its copy of the stream
+  kit::remote::synchronize_device();
   const auto [got, past_end] = split_at(d_spectra.download(), 2 * values);
 
   // A complex product and a scaling in float: within multiply_error_units u of
@@ -273,14 +276,14 @@ inline void check_mix(const MixShape& shape, const std::string& input, bool late
   if (late) {  // a first run of the same size: loading a kernel may wait for the device, and must not here
     mix_beams(blas.get(), d_channels.data(), d_weights.data(), d_beams.data(), shape.frames, shape.channels,
               shape.beams, shape.n);
-    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    kit::remote::synchronize(stream.get());
   }
   d_beams.poison();
   const auto staging = fill_on_stream(d_channels, y, stream.get(), late);
   mix_beams(blas.get(), d_channels.data(), d_weights.data(), d_beams.data(), shape.frames, shape.channels, shape.beams,
             shape.n);
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::remote::synchronize(stream.get());  // the product is in your code's process, on its copy of the stream
+  kit::remote::synchronize_device();
   const auto [got, past_end] = split_at(d_beams.download(), out_count);
 
   const double gamma = kit::float_dot_gamma(shape.channels);
@@ -330,15 +333,16 @@ inline void check_normalize(std::size_t count, int n, const std::string& input, 
     d_beams.upload(with_guard(beams, guard));
     CUDA_CHECK(cudaDeviceSynchronize());
     normalize_beams(d_beams.data(), d_rms.data(), count, n, d_scratch.data(), scratch_bytes, stream.get());
-    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    kit::remote::synchronize(stream.get());
   }
   d_rms.poison();
   const auto staging = fill_on_stream(d_beams, with_guard(beams, guard), stream.get(), late);
+  // The call's whole round trip to your code's process: it cannot return before your function does.
   const auto start = std::chrono::steady_clock::now();
   normalize_beams(d_beams.data(), d_rms.data(), count, n, d_scratch.data(), scratch_bytes, stream.get());
   const std::chrono::duration<double, std::milli> call = std::chrono::steady_clock::now() - start;
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-  CUDA_CHECK(cudaDeviceSynchronize());
+  kit::remote::synchronize(stream.get());  // the work is in your code's process, on its copy of the stream
+  kit::remote::synchronize_device();
   const auto [got, past_end] = split_at(d_beams.download(), samples);
   const auto [got_rms, past_rms] = split_at(d_rms.download(), count);
 
@@ -420,8 +424,16 @@ struct PipelineInputs {
   }
 };
 
+// A destructor must not throw: where destroy_pipeline fails (or your code's process is gone after an
+// earlier failure of the test case), that is reported, and the test goes on.
 struct PipelineDeleter {
-  void operator()(Pipeline* pipeline) const { destroy_pipeline(pipeline); }
+  void operator()(Pipeline* pipeline) const {
+    try {
+      destroy_pipeline(pipeline);
+    } catch (const std::exception& error) {
+      FAIL_CHECK("destroy_pipeline failed: " << error.what());
+    }
+  }
 };
 using PipelineHandle = std::unique_ptr<Pipeline, PipelineDeleter>;
 
@@ -521,7 +533,7 @@ class ExpectedFrames {
   std::vector<pipeline_reference::FrameExpected> expected_;
 };
 
-// One dataset in page-locked memory, with poisoned guards after the input and
+// One dataset in page-locked memory shared with your code's process, with poisoned guards after the input and
 // the outputs (`guard_batches` batches long: a copy of a whole batch where the
 // last one is short stays inside them; 0 for buffers of exactly their size).
 class Dataset {
@@ -568,7 +580,7 @@ class Dataset {
     // the last to arrive: look at it before anything else.
     const std::vector<float> last_at_return(beams() + beam_count_ - last_beams, beams() + beam_count_);
     const std::vector<float> last_rms_at_return(rms() + rms_count_ - scenario_.beams, rms() + rms_count_);
-    CUDA_CHECK(cudaDeviceSynchronize());  // so that what follows tells a late result from a wrong one
+    kit::remote::synchronize_device();  // so that what follows tells a late result from a wrong one
 
     const bool right = sampled > 0 ? expected_.compare_sampled(beams(), rms(), frames_, sampled, input)
                                    : expected_.compare(beams(), rms(), frames_, block, input);
@@ -598,7 +610,9 @@ class Dataset {
   Scenario scenario_;
   const ExpectedFrames& expected_;
   std::size_t frames_, in_count_, beam_count_, rms_count_, batch_;
-  kit::PinnedBuffer<float> h_in_, h_beams_, h_rms_;
+  // Page-locked, and mapped by your code's process too: run_pipeline reads and writes them there with no
+  // copy, and the test sees a result the moment it lands, as it would in one process.
+  kit::remote::SharedHostBuffer<float> h_in_, h_beams_, h_rms_;
 };
 
 // A fresh pipeline for one dataset of `frames` frames (distinct up to

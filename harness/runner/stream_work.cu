@@ -1,7 +1,8 @@
-#include "stream_delay.cuh"
+#include "stream_work.cuh"
 
 #include "kit/cuda_check.cuh"
 
+namespace kit::runner {
 namespace {
 
 __device__ unsigned long long global_nanoseconds() {
@@ -19,7 +20,9 @@ __global__ void delay_kernel(unsigned long long nanoseconds) {
 
 }  // namespace
 
-void queue_delay(cudaStream_t stream, double milliseconds) {
-  delay_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(milliseconds * 1e6));
+void queue_delay(cudaStream_t stream, unsigned long long nanoseconds) {
+  delay_kernel<<<1, 1, 0, stream>>>(nanoseconds);
   CUDA_CHECK_LAUNCH();
 }
+
+}  // namespace kit::runner
