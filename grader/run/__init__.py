@@ -6,9 +6,10 @@ Where the trust boundary runs:
   results file, and no student code. It is the instructor's, trusted, and runs unconfined.
 - runner.py holds all that runs beside student code: the *runner* (harness/runner/ linked with the student's
   object), which the judge starts from the command built there, inside bubblewrap (grader/sandbox.py); and,
-  in a lab not yet split (08, 12), the whole test program, in a sandbox of its own.
+  for a lab whose header grader/calls.py cannot split (none of the twelve), the whole test program, in a
+  sandbox of its own.
 - The grader's Python never runs student code in its own process. It reads the results file the test
-  program wrote (outcomes.py; in a split lab the runner cannot even see it), and schedule.py decides what
+  program wrote (outcomes.py; the runner cannot even see it), and schedule.py decides what
   runs when.
 
 schedule.py is the one scheduler: `grade`, `grade-class` and the self-check all run cases through it.
