@@ -3,8 +3,8 @@
 The test program is the instructor's: its test cases, inputs, checks, clock and
 results file. In a split lab it holds no student code, so it runs as it is,
 trusted and unconfined, and is handed the command of its runner (runner.py),
-which does run student code, in the OS sandbox. A lab not yet split runs whole
-in the sandbox instead.
+which does run student code, in the OS sandbox. A lab whose header cannot be
+split (grader/calls.py; none of the twelve) runs whole in the sandbox instead.
 
 A test case runs in a process of its own (run_case), so a crash or a hang
 costs that case alone, with its own timeout; or several share one process

@@ -3,9 +3,9 @@
 In a split lab the student's object is linked into the runner, `<program>-runner`
 (harness/runner/), the only program that runs student code. The judge (judge.py)
 is handed the command built here and starts the runner with it: inside
-bubblewrap, under compute-sanitizer when a case asks for it. A lab not yet split
-(08, 12) has no runner: its whole test program holds student code, and so runs
-whole in a sandbox of its own. Whatever runs here can be tampered with by student
+bubblewrap, under compute-sanitizer when a case asks for it. A lab whose header
+cannot be split (grader/calls.py; none of the twelve) has no runner: its whole
+test program holds student code, and so runs whole in a sandbox of its own. Whatever runs here can be tampered with by student
 code, so nothing here reads a result or decides a score.
 """
 from __future__ import annotations
