@@ -198,8 +198,7 @@ TEST_CASE("remote: an object the runner's code made is known by a number the run
   end_counter(counter);
 }
 
-TEST_CASE("remote: the runner refuses an object number it did not hand out, and one already destroyed" *
-          KIT_CPU_ONLY) {
+TEST_CASE("remote: the runner refuses an object number it did not hand out, and one already destroyed" * KIT_CPU_ONLY) {
   const std::string forged = student_error_of([] { count_up(reinterpret_cast<Counter*>(std::uintptr_t{4242})); });
   INFO("the message: " << forged);
   CHECK(contains(forged, "count_up failed in your code"));
@@ -243,8 +242,7 @@ TEST_CASE("remote: an allocator that returns null returns null to the test, and 
 TEST_CASE("remote: the judge refuses to free or share memory that is not shared with the runner" * KIT_CPU_ONLY) {
   std::vector<float> ordinary(4, 0.0f);
   CHECK_THROWS_WITH_AS(free_floats(ordinary.data()), doctest::Contains("allocator did not return"), std::logic_error);
-  CHECK_THROWS_WITH_AS(add_to_shared(ordinary.data(), 4, 1.0f), doctest::Contains("does not share"),
-                       std::logic_error);
+  CHECK_THROWS_WITH_AS(add_to_shared(ordinary.data(), 4, 1.0f), doctest::Contains("does not share"), std::logic_error);
   float* h_values = allocate_floats(4);
   free_floats(h_values);
   CHECK_THROWS_WITH_AS(free_floats(h_values), doctest::Contains("freed already"), std::logic_error);
