@@ -38,6 +38,8 @@ What crosses, and how:
   test case); a cublasHandle_t: the handle, its stream and math mode (the runner keeps a handle of its
   own per handle for the test case). A function that takes either is asynchronous by contract: the
   runner replies without waiting for its work, and the tests wait through kit::remote::synchronize.
+  Nor does it wait after a call that writes shared host memory: the judge sees there, as in one
+  process, whether the results had landed when the function returned.
 What cannot cross this way (another process-bound handle, a struct by non-const reference, a kernel the
 tests would launch, a returned pointer no table explains, a host pointer with no count) is refused:
 `plan` says why, and CMake builds such a lab in one process.
