@@ -1,6 +1,8 @@
-// The judge/runner split's CPU half (kit/remote.hpp, harness/runner/): the pretend lab of
-// remote_lab.hpp runs in a runner process, called through the proxies grader/calls.py made
-// from its header, with host buffers and values only, so that CI proves it without a GPU.
+// The judge/runner split (kit/remote.hpp, harness/runner/): the pretend lab of remote_lab.hpp
+// runs in a runner process, called through the proxies grader/calls.py made from its header.
+// The cases in the cpu suite pass host buffers, values, objects, structs, shared host memory and
+// the legacy stream only, so that CI proves them without a GPU; the "remote (GPU)" cases (streams
+// of the test's, work queued on them, page-locked mirrors) run where there is one.
 //
 // CMakeLists.txt runs these cases with KIT_RESULTS, KIT_SEED and PREFIX_SAYS=1 set for the
 // judge, and KIT_RUNNER_PREFIX = `env PREFIX_SAYS=7`. A case that ends the runner is named
