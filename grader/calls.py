@@ -38,6 +38,8 @@ What crosses, and how:
   test case); a cublasHandle_t: the handle, its stream and math mode (the runner keeps a handle of its
   own per handle for the test case). A function that takes either is asynchronous by contract: the
   runner replies without waiting for its work, and the tests wait through kit::remote::synchronize.
+  Nor does it wait after a call that writes shared host memory: the judge sees there, as in one
+  process, whether the results had landed when the function returned.
 What cannot cross this way (another process-bound handle, a struct by non-const reference, a kernel the
 tests would launch, a returned pointer no table explains, a host pointer with no count) is refused:
 `plan` says why, and CMake builds such a lab in one process.
@@ -160,8 +162,15 @@ def public_header(config: LabConfig) -> Path:
 
 
 def lab_plan(config: LabConfig) -> Plan:
-    """The plan of a lab in labs/: its public header and lab.toml's call tables."""
-    return plan(public_header(config), config.call_tables, f"labs/{config.name}/lab.toml")
+    """The plan of a lab in labs/: its public header and lab.toml's call tables. A header that passes a cuBLAS
+    handle in a lab whose student code may not use cuBLAS is a ConfigError: the runner, which links only what
+    student code may use, could not make its copy of the handle."""
+    where = f"labs/{config.name}/lab.toml"
+    result = plan(public_header(config), config.call_tables, where)
+    if result.split and result.uses_blas and "cublas" not in config.student_libraries:
+        raise ConfigError(f"{where}: {result.header.name} passes a {BLAS_TYPE}, but [lab] libraries does not let "
+                          f"student code use cuBLAS, so its process cannot hold a handle")
+    return result
 
 
 def _code(text: str) -> str:

@@ -247,6 +247,16 @@ def test_each_new_kind_of_parameter_crosses_its_own_way(tmp_path: Path):
     assert [f.name for f in plan.functions if f.asynchronous] == ["queue_scale", "product"]
 
 
+def test_a_handle_in_a_lab_whose_students_may_not_use_cublas_is_a_config_error(tmp_path: Path, monkeypatch):
+    config = load_lab("04-tiled-matmul")  # cuBLAS is the yardstick there, forbidden to student code
+    header = tmp_path / "tiled.cuh"
+    header.write_text("#pragma once\n#include <cublas_v2.h>\nvoid product(cublasHandle_t handle, float* d_x);\n")
+    monkeypatch.setattr(calls, "public_header", lambda _config: header)
+    with pytest.raises(ConfigError, match=r"passes a cublasHandle_t, but \[lab\] libraries does not let student "
+                                          r"code use cuBLAS"):
+        calls.lab_plan(config)
+
+
 def test_without_a_handle_no_cublas_glue_is_included(tmp_path: Path):
     plan = header_plan(tmp_path, "void queue_scale(float* d_x, int n, cudaStream_t stream);\n")
     assert "cublas" not in calls.judge_source(plan) and "cublas" not in calls.runner_source(plan)

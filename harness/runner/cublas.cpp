@@ -1,5 +1,6 @@
 #include <cublas_v2.h>
 
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -24,8 +25,8 @@ void destroy_handles() {
 
 void check(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("the runner's copy of the test's cuBLAS handle: ") + what + " failed: " +
-                             cublasGetStatusName(status));
+    throw std::runtime_error(std::string("the runner's copy of the test's cuBLAS handle: ") + what +
+                             " failed: " + cublasGetStatusName(status));
 }
 
 }  // namespace

@@ -751,9 +751,12 @@ void* share_host(std::size_t bytes, bool page_locked) {
   const std::uint64_t id = next_shared_id();
   wire::Writer arguments;
   arguments.put(wire::ShareArg{id, bytes, page_locked ? 1u : 0u, 0});
+  SharedHost& entry = shared_memory()[reinterpret_cast<std::uintptr_t>(here)] = SharedHost{id, bytes, false, false};
   try {
-    if (page_locked) CUDA_CHECK(cudaHostRegister(here, std::max<std::size_t>(bytes, 1), cudaHostRegisterDefault));
-    shared_memory()[reinterpret_cast<std::uintptr_t>(here)] = SharedHost{id, bytes, page_locked, false};
+    if (page_locked) {
+      CUDA_CHECK(cudaHostRegister(here, std::max<std::size_t>(bytes, 1), cudaHostRegisterDefault));
+      entry.registered = true;
+    }
     request(wire::Op::Share, arguments, "sharing host memory with your code's process", fd);
   } catch (...) {
     close(fd);

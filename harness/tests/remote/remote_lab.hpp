@@ -1,6 +1,7 @@
 // A pretend lab's public header, for the harness's test of the judge/runner split
-// (remote_tests.cpp). Its functions use host memory and values only, so the test runs on a
-// machine without a GPU; remote_lab.cpp plays the student's file. grader/calls.py makes the
+// (remote_tests.cpp). Most of its functions use host memory, values, objects and the legacy
+// stream only, so those cases run on a machine without a GPU; the last few need one.
+// remote_lab.cpp and remote_lab_gpu.cu play the student's file. grader/calls.py makes the
 // judge's proxies and the runner's table from this header and host_buffers.toml, as it does
 // for a lab from the lab's header and lab.toml.
 #pragma once

@@ -1,6 +1,8 @@
-// The judge/runner split's CPU half (kit/remote.hpp, harness/runner/): the pretend lab of
-// remote_lab.hpp runs in a runner process, called through the proxies grader/calls.py made
-// from its header, with host buffers and values only, so that CI proves it without a GPU.
+// The judge/runner split (kit/remote.hpp, harness/runner/): the pretend lab of remote_lab.hpp
+// runs in a runner process, called through the proxies grader/calls.py made from its header.
+// The cases in the cpu suite pass host buffers, values, objects, structs, shared host memory and
+// the legacy stream only, so that CI proves them without a GPU; the "remote (GPU)" cases (streams
+// of the test's, work queued on them, page-locked mirrors) run where there is one.
 //
 // CMakeLists.txt runs these cases with KIT_RESULTS, KIT_SEED and PREFIX_SAYS=1 set for the
 // judge, and KIT_RUNNER_PREFIX = `env PREFIX_SAYS=7`. A case that ends the runner is named
@@ -198,8 +200,7 @@ TEST_CASE("remote: an object the runner's code made is known by a number the run
   end_counter(counter);
 }
 
-TEST_CASE("remote: the runner refuses an object number it did not hand out, and one already destroyed" *
-          KIT_CPU_ONLY) {
+TEST_CASE("remote: the runner refuses an object number it did not hand out, and one already destroyed" * KIT_CPU_ONLY) {
   const std::string forged = student_error_of([] { count_up(reinterpret_cast<Counter*>(std::uintptr_t{4242})); });
   INFO("the message: " << forged);
   CHECK(contains(forged, "count_up failed in your code"));
@@ -243,8 +244,7 @@ TEST_CASE("remote: an allocator that returns null returns null to the test, and 
 TEST_CASE("remote: the judge refuses to free or share memory that is not shared with the runner" * KIT_CPU_ONLY) {
   std::vector<float> ordinary(4, 0.0f);
   CHECK_THROWS_WITH_AS(free_floats(ordinary.data()), doctest::Contains("allocator did not return"), std::logic_error);
-  CHECK_THROWS_WITH_AS(add_to_shared(ordinary.data(), 4, 1.0f), doctest::Contains("does not share"),
-                       std::logic_error);
+  CHECK_THROWS_WITH_AS(add_to_shared(ordinary.data(), 4, 1.0f), doctest::Contains("does not share"), std::logic_error);
   float* h_values = allocate_floats(4);
   free_floats(h_values);
   CHECK_THROWS_WITH_AS(free_floats(h_values), doctest::Contains("freed already"), std::logic_error);
