@@ -121,7 +121,14 @@ def unranked_because(config: LabConfig, spec: PerfSpec, extra: dict) -> str:
     reference = _outcomes(extra.get("reference_case_status", {}), extra.get("reference_timings", {})).get(spec.case)
     if reference is None or not reference.passed or reference.timing(spec.measurement) is None:
         return "no reference timing in its grading"
+    if not (_median(mine) > 0 and _median(reference.timing(spec.measurement)) > 0):
+        return "a median time that is not a positive number, so no ratio"  # as score.perf_fraction gives no points
     return ""
+
+
+def _median(timing: dict) -> float:
+    median = timing.get("median_s")
+    return float(median) if isinstance(median, (int, float)) else 0.0
 
 
 def entry(spec: PerfSpec, extra: dict) -> Entry:

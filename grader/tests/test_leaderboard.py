@@ -103,6 +103,16 @@ def test_a_failed_timing_case_or_a_student_not_graded_or_graded_without_statuses
                               "--regrade": 1}
 
 
+def test_a_median_that_is_no_positive_time_is_not_ranked(toy_lab):
+    broken_reference = results(1e-3)
+    broken_reference["extra_data"]["reference_timings"] = {TIMED: [dict(timing(1e-3), median_s=0.0)]}
+    class_results = {"ana": results(0.8e-3), "kai": results(record=dict(timing(1e-3), median_s=-1.0)),
+                     "lou": broken_reference}
+    [board] = leaderboard.boards(toy_lab, class_results, {name: name for name in class_results})
+    assert placed(board) == [(1, "ana", 0.8)]
+    assert board.unranked == {"a median time that is not a positive number, so no ratio": 2}
+
+
 def test_a_ratio_is_taken_against_the_reference_of_the_students_own_grading(toy_lab):
     # With several GPUs each lane times its own reference: the ratio is the student's time over that one.
     on_a_slower_lane = results(1.5e-3)
