@@ -3,7 +3,7 @@ include labs.mk
 # pytest may live in another interpreter than the first python3 (e.g. Debian's python3-pytest).
 PYTEST  ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && echo "$$p -m pytest" && break; done)
 
-.PHONY: help test test-gpu grade selfcheck bench-class release skeleton skeleton-check handouts slides slides-check charts
+.PHONY: help test test-gpu grade selfcheck bench-class leaderboard release skeleton skeleton-check handouts slides slides-check charts
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -13,6 +13,7 @@ help: ## list the targets
 	@echo "Labs: $(LABS)"
 	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder> N=<class size>"
 	@echo "           PARALLEL=<labs self-checked at a time, default 1>"
+	@echo "           GRADED=<graded class folders> NAMES=<the leaderboard's student,shown_as CSV> OUT=<folder>"
 
 grade: ## grade your labs (or LAB=.. [SUBMISSION=..]); prints a score table
 	$(PYTHON) -m grader grade $(if $(LAB),--lab $(LAB)) $(if $(SUBMISSION),--submission $(SUBMISSION))
@@ -33,6 +34,10 @@ selfcheck: build ## reference full marks, skeleton zero, wrong variants caught, 
 bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); on a GPU machine
 	$(if $(LAB),,$(error give the lab: make bench-class LAB=01-vector-add N=200))
 	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader.bench.class_bench --lab $(LAB) --n $(or $(N),200) $(if $(OUT),--out $(OUT))
+
+leaderboard: ## a static HTML leaderboard page per lab from graded classes (GRADED="graded-01 ..." [NAMES=..] [OUT=..])
+	$(if $(GRADED),,$(error give the graded class folders: make leaderboard GRADED=graded/))
+	$(PYTHON) -m grader leaderboard --graded $(GRADED) $(if $(NAMES),--names $(NAMES)) $(if $(OUT),--out $(OUT))
 
 release: ## the student repository of the last commit in OUT=<folder>, checked for leaks (ALLOW_DIRTY=1, GIT_INIT=1)
 	$(if $(OUT),,$(error give the release folder: make release OUT=../cuda-labs-student))

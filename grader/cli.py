@@ -9,8 +9,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import (build, buildinfo, calls, classroom, handouts, intake, linkcheck, merge, record, release, report,
-                    sandbox, skeleton, slurm, variants)
+from grader import (build, buildinfo, calls, classroom, handouts, intake, leaderboard, linkcheck, merge, record,
+                    release, report, sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu
@@ -209,6 +209,20 @@ def cmd_merge(args: argparse.Namespace) -> int:
               f"\n(re-run their array task, e.g. sbatch --array=<k> {args.out}/slurm/grade.sbatch, then merge again)",
               file=sys.stderr)
     return 0 if merged.complete else 1
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """A page per graded class (one lab each) in --out; names from --names, or each folder's own names file."""
+    for folder in args.graded:
+        graded = Path(folder)
+        names = Path(args.names) if args.names else graded / leaderboard.NAMES_FILE
+        try:
+            written = leaderboard.write(load_lab(leaderboard.class_lab(graded)), graded, names, Path(args.out))
+        except leaderboard.LeaderboardError as error:
+            print(f"leaderboard: {error}", file=sys.stderr)
+            return 2
+        print(leaderboard.describe(written))
+    return 0
 
 
 def cmd_skeleton(args: argparse.Namespace) -> int:
@@ -446,6 +460,19 @@ def parser() -> argparse.ArgumentParser:
                                               "and reports missing shards and students.")
     combine.add_argument("--out", required=True)
     combine.set_defaults(run=cmd_merge)
+
+    board = commands.add_parser(
+        "leaderboard", help="write a static HTML leaderboard page per lab from graded classes",
+        description="For each graded class folder (grade-class's --out), write OUT/<lab>.html: per timed measurement, "
+                    "the correct kernels ranked by their time over the reference's, with rate and GPU. Students are "
+                    "shown by the names file's shown_as; a student it does not name is added to it with a random "
+                    "anonymous id. The names file says who is who: keep it private, and publish only the page.")
+    board.add_argument("--graded", nargs="+", required=True, metavar="FOLDER",
+                       help="graded class folders (each holds gradebook.csv and <student>/results.json)")
+    board.add_argument("--names", help=f"the CSV of student,shown_as for every folder given (default: each folder's "
+                       f"own {leaderboard.NAMES_FILE}); give one file to keep a student's id the same across labs")
+    board.add_argument("--out", default="leaderboard", help="the folder the pages go to (default %(default)s)")
+    board.set_defaults(run=cmd_leaderboard)
 
     skel = commands.add_parser("skeleton", help="regenerate student skeletons from the references")
     skel.add_argument("--lab")

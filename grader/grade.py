@@ -108,11 +108,16 @@ def _extra(config: LabConfig, evaluation: Evaluation | None, reference: Evaluati
     extra: dict = {"lab": config.name, "max_points": config.max_points,
                    "seed": seed_for(config) if seed_for(config) is not None else config.params.get("seed"),
                    "grader_commit": audit.grader_commit()}
+    # Each case's status beside its timings: a timing record is written before the case's last checks (a wrong
+    # output on a timed call, a rate beyond the hardware), so only the status says whether the time was earned
+    # (the class leaderboard ranks no other).
     if evaluation is not None:
         extra.update(gpu=evaluation.info.gpu, driver=evaluation.info.driver)
+        extra["case_status"] = {case: o.status for case, o in evaluation.outcomes.items()}
         extra["timings"] = {case: o.timings for case, o in evaluation.outcomes.items() if o.timings}
         extra["lock_wait_s"] = round(evaluation.lock_wait_s, 3)
     if reference is not None:
+        extra["reference_case_status"] = {case: o.status for case, o in reference.outcomes.items()}
         extra["reference_timings"] = {case: o.timings for case, o in reference.outcomes.items() if o.timings}
     return extra
 

@@ -2,7 +2,8 @@
 
 `fake_build` replaces the build stage: instead of compiling the student's
 toy.cu it writes this program, told how to behave by the comment line
-`// fake: {...}` in toy.cu (or `// fake: compile error`). The program lists
+`// fake: {...}` in toy.cu (or `// fake: compile error`): which cases fail, hang or crash, the medians its timing
+reports (a megabyte's work, so 1 ms is 1 GB/s), a timing that is implausible, the GPU's name. The program lists
 its cases and runs one per call as a harness-built program does (the JSON
 records in $KIT_RESULTS), and logs when each run started and ended, so that
 tests can check what ran beside what.
@@ -21,8 +22,8 @@ behaviour = json.load(open(BEHAVIOUR))
 out = open(os.environ["KIT_RESULTS"], "a")
 def record(**fields):
     out.write(json.dumps(fields) + "\n"); out.flush()
-record(kind="run", gpu_available=behaviour.get("gpu", True), gpu="Fake GPU", driver="1.0",
-       why_no_gpu="no driver in this test", seed=int(os.environ.get("KIT_SEED", 0)))
+record(kind="run", gpu_available=behaviour.get("gpu", True), gpu=behaviour.get("gpu_name", "Fake GPU"),
+       driver="1.0", why_no_gpu="no driver in this test", seed=int(os.environ.get("KIT_SEED", 0)))
 cases = behaviour["cases"]
 if "--list-test-cases" in sys.argv:
     for name in cases:
@@ -41,15 +42,18 @@ for name in [c for c in cases if c in wanted]:
     if name in behaviour.get("crash", []):
         os.abort()
     time.sleep(behaviour.get("seconds", 0.05))
-    status = "failed" if name in behaviour.get("fail", []) else "passed"
+    # As the harness does, a rate past what the hardware allows is recorded, then fails its case.
+    too_fast = name in behaviour.get("implausible", [])
+    status = "failed" if name in behaviour.get("fail", []) or too_fast else "passed"
     failed = failed or status == "failed"
     if name in behaviour.get("timing", []):
         counter = os.path.join(os.path.dirname(BEHAVIOUR), "timing-runs")
         runs = int(open(counter).read()) if os.path.exists(counter) else 0
         open(counter, "w").write(str(runs + 1))
         medians = behaviour.get("medians", [0.001])
-        record(kind="timing", case=name, name=behaviour["measurement"], median_s=medians[min(runs, len(medians) - 1)],
-               rate=1.0, unit="GB/s", samples=[0.001])
+        median = medians[min(runs, len(medians) - 1)]
+        record(kind="timing", case=name, name=behaviour["measurement"], median_s=median,
+               rate=0.001 / median, unit="GB/s", samples=[0.001], implausible=too_fast)
     record(kind="case", case=name, status=status, seconds=0.05,
            messages=["wrong result for n = 3"] if status == "failed" else [])
     with open(behaviour["log"], "a") as log:
