@@ -34,9 +34,21 @@ using Clock = std::chrono::steady_clock;
 // The shared host arena grows in steps of this much, up to what a call needs (see Runner::arena_for).
 constexpr std::size_t kArenaStep = std::size_t{64} << 20;
 
-// Variables a CUDA program needs; the runner gets these and nothing else of the judge's.
+// Variables a CUDA program needs; the runner gets these, the tools' below, and nothing else of the judge's.
 constexpr const char* kPassedThrough[] = {"PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
                                           "NVIDIA_DRIVER_CAPABILITIES", "LANG"};
+
+// What compute-sanitizer, Nsight Compute and Nsight Systems put in a program's environment to follow
+// it into the processes it starts: a student who runs one of them on the test program must see their
+// own kernels, which run in the runner. A graded judge has none of these: the grader gives it its
+// environment, and starts a tool on the runner itself (KIT_RUNNER_PREFIX).
+bool is_tool_variable(const std::string& name) {
+  for (const char* exact : {"LD_PRELOAD", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"})
+    if (name == exact) return true;
+  for (const char* prefix : {"NV_", "NSYS_", "COMPUTE_SANITIZER"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
 
 std::vector<std::string> lines_of(const char* text) {
   std::vector<std::string> lines;
@@ -213,6 +225,10 @@ class Runner {
     std::vector<std::string> env;
     for (const char* name : kPassedThrough)
       if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      const std::string variable(*entry);
+      if (is_tool_variable(variable.substr(0, variable.find('=')))) env.push_back(variable);
+    }
     env.push_back("HOME=/tmp");
     std::vector<char*> c_argv, c_env;
     for (auto& arg : argv) c_argv.push_back(arg.data());

@@ -69,10 +69,14 @@ int judge_variables_seen() {
   return seen;
 }
 
-int prefix_says() {
-  const char* said = std::getenv("PREFIX_SAYS");
+int number_in(const char* variable) {
+  const char* said = std::getenv(variable);
   return said == nullptr ? -1 : std::atoi(said);
 }
+
+int prefix_says() { return number_in("PREFIX_SAYS"); }
+
+int tool_says() { return number_in("NV_TOOL_SAYS"); }
 
 struct Counter {
   int next;

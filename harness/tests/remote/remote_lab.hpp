@@ -45,6 +45,9 @@ int judge_variables_seen();
 // PREFIX_SAYS in the runner's environment, as a number; -1 where it is unset.
 int prefix_says();
 
+// NV_TOOL_SAYS in the runner's environment, as a number; -1 where it is unset.
+int tool_says();
+
 // ---- what crosses besides values and host buffers (grader/calls.py) ----
 
 // A struct by const reference, with a pointer member whose count host_buffers.toml gives by its

@@ -4,8 +4,8 @@
 // the legacy stream only, so that CI proves them without a GPU; the "remote (GPU)" cases (streams
 // of the test's, work queued on them, page-locked mirrors) run where there is one.
 //
-// CMakeLists.txt runs these cases with KIT_RESULTS, KIT_SEED and PREFIX_SAYS=1 set for the
-// judge, and KIT_RUNNER_PREFIX = `env PREFIX_SAYS=7`. A case that ends the runner is named
+// CMakeLists.txt runs these cases with KIT_RESULTS, KIT_SEED, PREFIX_SAYS=1 and NV_TOOL_SAYS=3 set
+// for the judge, and KIT_RUNNER_PREFIX = `env PREFIX_SAYS=7`. A case that ends the runner is named
 // "remote (ends the runner): ..." and runs in a test program of its own: a judge whose runner
 // is gone stays without one.
 #include <signal.h>
@@ -156,6 +156,12 @@ TEST_CASE("remote: the runner's environment holds nothing of the judge's" * KIT_
   REQUIRE_MESSAGE(std::getenv("KIT_RESULTS") != nullptr, "run through ctest, which sets KIT_RESULTS and KIT_SEED");
   REQUIRE(std::getenv("KIT_SEED") != nullptr);
   CHECK(judge_variables_seen() == 0);
+}
+
+TEST_CASE("remote: the NVIDIA tools' variables reach the runner, so a tool run on the judge follows it" *
+          KIT_CPU_ONLY) {
+  REQUIRE_MESSAGE(std::getenv("NV_TOOL_SAYS") != nullptr, "run through ctest, which sets NV_TOOL_SAYS");
+  CHECK(tool_says() == 3);
 }
 
 TEST_CASE("remote: the runner is started through $KIT_RUNNER_PREFIX" * KIT_CPU_ONLY) {
