@@ -70,7 +70,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         report.write_json(results, graded.results)
         print(graded.table)
         print(f"(results written to {results})\n")
-        totals.append((lab, graded.results["score"], config.max_points))
+        totals.append((lab, graded.results["score"], config.autograded_points))
         if graded.not_run:
             not_run.append((lab, graded.not_run))
     if len(totals) > 1:
