@@ -215,13 +215,19 @@ def _params(table: dict, where: str) -> dict[str, object]:
     return dict(table)
 
 
+def _name(entry: dict, here: str, meaning: str) -> str:
+    """An entry's non-empty 'name'; ConfigError saying what it must be otherwise."""
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{here}: 'name' must be {meaning}")
+    return name
+
+
 def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> list[TestSpec]:
     tests = []
     for i, entry in enumerate(entries):
         here = f"{where} [[tests]] #{i + 1}"
-        name = entry.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"{here}: 'name' must be the test case's name as written in TEST_CASE(...)")
+        name = _name(entry, here, "the test case's name as written in TEST_CASE(...)")
         if UNSAFE_IN_CASE_NAMES.search(name):
             raise ConfigError(f"{here}: test case name {name!r} may not contain any of , * ? [ ] \\ ; \"")
         gpu = bool(entry.get("gpu", True))
@@ -373,9 +379,7 @@ def _questions(entries: list, case_names: set[str], where: str) -> list[Question
     questions = []
     for i, entry in enumerate(entries):
         here = f"{where} [[questions]] #{i + 1}"
-        name = entry.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"{here}: 'name' must be the question's heading in QUESTIONS.md")
+        name = _name(entry, here, "the question's heading in QUESTIONS.md")
         if name in case_names:
             raise ConfigError(f"{here}: {name!r} is also a test case: a question needs a name of its own")
         questions.append(QuestionSpec(name=name, points=_number(entry, "points", here)))
