@@ -547,9 +547,15 @@ class ClassGrading:
         folder = self.out_dir / state.student.name
         report.write_json(folder / summary.RESULTS, graded.results)
         report.write_text(folder / "report.txt", graded.table + "\n")
-        self.progress.finished(state.student.name, graded.results["score"], self.config.max_points, notes)
+        self.progress.finished(state.student.name, graded.results["score"], self.config.autograded_points, notes)
         if not self.options.keep_work:
             shutil.rmtree(state.work, ignore_errors=True)
+
+
+def class_outputs(config: LabConfig, out_dir: Path, students: list[str]) -> str:
+    """The gradebook, summary and histogram of the results in `out_dir`: the autograder's scores, with the
+    questions a TA grades by hand kept apart."""
+    return summary.write_all(out_dir, config.name, config.autograded_points, students, config.question_points)
 
 
 def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: Path,
@@ -562,7 +568,7 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
     if lane is not None:
         students = students[lane[0]::lane[1]]
     if not students:  # an empty share (of a small class, or an empty folder) has nothing to build, run or time
-        return ClassResult([], summary.write_all(out_dir, config.name, config.max_points, []) if lane is None else "")
+        return ClassResult([], class_outputs(config, out_dir, []) if lane is None else "")
     sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing
     gpus = list_gpus()
     if lane is None and len(gpus) > 1:
@@ -574,7 +580,7 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
         completed = grading.run()
     finally:
         # Written even when interrupted, from what is done; a lane's results are summed up by its starter.
-        text = summary.write_all(out_dir, config.name, config.max_points, names) if lane is None else ""
+        text = class_outputs(config, out_dir, names) if lane is None else ""
     return ClassResult(names, text, stopped=not completed, phases_s=grading.phases_s)
 
 
@@ -641,7 +647,7 @@ def grade_on_lanes(config: LabConfig, submissions: Path, out_dir: Path, workroot
             thread.join()
     finally:
         progress.close()
-        text = summary.write_all(out_dir, config.name, config.max_points, students)
+        text = class_outputs(config, out_dir, students)
     failed = {k: r for k, r in results.items() if r.returncode != 0}
     if any(r.returncode == NO_GPU_EXIT for r in failed.values()):
         raise NoGpu(next(r.output for r in failed.values() if r.returncode == NO_GPU_EXIT)[-2000:])

@@ -70,13 +70,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
         report.write_json(results, graded.results)
         print(graded.table)
         print(f"(results written to {results})\n")
-        totals.append((lab, graded.results["score"], config.max_points))
+        totals.append((lab, graded.results["score"], config.autograded_points, config.question_points))
         if graded.not_run:
             not_run.append((lab, graded.not_run))
     if len(totals) > 1:
         print("Summary")
-        for lab, score, maximum in totals:
-            print(f"  {lab:<24} {score:7.1f} / {maximum:g}")
+        for lab, score, maximum, by_hand in totals:
+            print(f"  {lab:<24} {score:7.1f} / {maximum:g}" + (f"  (+{by_hand:g} graded by hand)" if by_hand else ""))
     # One's own checkout that does not compile fails the command (make grade stops there); a submission given
     # with --submission was graded all the same (its results say why), as a TA's scripts expect.
     if not_run and not args.submission:

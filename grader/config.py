@@ -56,6 +56,16 @@ class PerfSpec:
 
 
 @dataclass(frozen=True)
+class QuestionSpec:
+    """[[questions]] in lab.toml: one question of the lab's written analysis (labs/<lab>/QUESTIONS.md), which a
+    TA grades by hand from solutions/<lab>/RUBRIC.md. Its points count in the lab's total, never in the
+    autograder's score."""
+
+    name: str
+    points: float
+
+
+@dataclass(frozen=True)
 class VariantSpec:
     """A submission made from the reference by one text replacement: [[right]] in hidden.toml, a correct
     alternative (another block or tile size) that must pass every test case that is not timed."""
@@ -111,6 +121,8 @@ class LabConfig:
     perf: tuple[PerfSpec, ...]
     wrong: tuple[WrongSpec, ...] = field(default=())
     right: tuple[VariantSpec, ...] = field(default=())
+    questions: tuple[QuestionSpec, ...] = field(default=())
+    hours: float | None = None  # the handout's estimate of a student's time on the lab, questions included
     run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
     # How the lab's header crosses between judge and runner (grader/calls.py): [host_buffers],
     # [shared_host_buffers], [host_allocators] and [objects].
@@ -137,9 +149,19 @@ class LabConfig:
 
     @property
     def max_points(self) -> float:
-        """The lab's total, without extra credit."""
+        """The lab's total, without extra credit: the autograder's points and the questions' graded by hand."""
+        return self.autograded_points + self.question_points
+
+    @property
+    def autograded_points(self) -> float:
+        """What the autograder's score is out of: tests and performance, without extra credit."""
         return (sum(t.points for t in self.tests if not t.extra_credit)
                 + sum(p.points for p in self.perf if not p.extra_credit))
+
+    @property
+    def question_points(self) -> float:
+        """The written analysis's points, which a TA grades by hand."""
+        return sum(q.points for q in self.questions)
 
     @property
     def extra_credit_points(self) -> float:
@@ -193,13 +215,19 @@ def _params(table: dict, where: str) -> dict[str, object]:
     return dict(table)
 
 
+def _name(entry: dict, here: str, meaning: str) -> str:
+    """An entry's non-empty 'name'; ConfigError saying what it must be otherwise."""
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{here}: 'name' must be {meaning}")
+    return name
+
+
 def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> list[TestSpec]:
     tests = []
     for i, entry in enumerate(entries):
         here = f"{where} [[tests]] #{i + 1}"
-        name = entry.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"{here}: 'name' must be the test case's name as written in TEST_CASE(...)")
+        name = _name(entry, here, "the test case's name as written in TEST_CASE(...)")
         if UNSAFE_IN_CASE_NAMES.search(name):
             raise ConfigError(f"{here}: test case name {name!r} may not contain any of , * ? [ ] \\ ; \"")
         gpu = bool(entry.get("gpu", True))
@@ -277,7 +305,7 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
 
     where = str(public_path.relative_to(root))
     hidden_where = str(hidden_path.relative_to(root))
-    unknown = set(public) - {"lab", "grading", "params", "tests", "perf", *CALL_TABLES}
+    unknown = set(public) - {"lab", "grading", "params", "tests", "perf", "questions", *CALL_TABLES}
     unknown |= set(hidden) - {"grading", "params", "tests", "wrong", "right"}
     if unknown:
         raise ConfigError(f"{where} or {hidden_where}: unknown table(s) {sorted(unknown)}")
@@ -341,7 +369,24 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         right=tuple(_variants(hidden.get("right", []), "right", student_files, hidden_where)),
         run_limits=_run_limits(grading, f"{where} [grading]"),
         call_tables=_call_tables(public, where),
+        questions=tuple(_questions(public.get("questions", []), known_cases, where)),
+        hours=_number(info, "hours", f"{where} [lab]", minimum=0.5) if "hours" in info else None,
     )
+
+
+def _questions(entries: list, case_names: set[str], where: str) -> list[QuestionSpec]:
+    """[[questions]]: the written analysis, each question named as QUESTIONS.md heads it."""
+    questions = []
+    for i, entry in enumerate(entries):
+        here = f"{where} [[questions]] #{i + 1}"
+        name = _name(entry, here, "the question's heading in QUESTIONS.md")
+        if name in case_names:
+            raise ConfigError(f"{here}: {name!r} is also a test case: a question needs a name of its own")
+        questions.append(QuestionSpec(name=name, points=_number(entry, "points", here)))
+    names = [q.name for q in questions]
+    if duplicates := {n for n in names if names.count(n) > 1}:
+        raise ConfigError(f"{where} [[questions]]: names appear twice: {sorted(duplicates)}")
+    return questions
 
 
 def load_call_tables(path: Path) -> CallTables:

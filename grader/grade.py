@@ -94,8 +94,11 @@ NOT_RUN_COMPILE = "Not run: your code did not compile (the compiler's message is
 
 
 def all_zero(config: LabConfig, message: str) -> list[Scored]:
+    """Every autograded item at 0 with `message`; the questions keep theirs, since a TA grades the answers whether
+    or not the code ran."""
     items = score_lab(config, {}, None)
-    return [Scored(i.name, 0.0, i.max_score, message, i.visibility, i.kind, i.hidden, i.extra_credit) for i in items]
+    return [i if i.by_hand else Scored(i.name, 0.0, i.max_score, message, i.visibility, i.kind, i.hidden,
+                                       i.extra_credit) for i in items]
 
 
 def _extra(config: LabConfig, evaluation: Evaluation | None, reference: Evaluation | None) -> dict:
@@ -105,7 +108,9 @@ def _extra(config: LabConfig, evaluation: Evaluation | None, reference: Evaluati
     # /autograder/submission_metadata.json (previous_submissions), which the OS sandbox keeps from student
     # code when it runs (grader/sandbox.py shows it none of /autograder). Give students their results through
     # Gradescope, never graded/<student>/results.json itself.
-    extra: dict = {"lab": config.name, "max_points": config.max_points,
+    # max_points is what "score" is out of: the autograder's points; the questions a TA grades by hand are apart.
+    extra: dict = {"lab": config.name, "max_points": config.autograded_points,
+                   "question_points": config.question_points,
                    "seed": seed_for(config) if seed_for(config) is not None else config.params.get("seed"),
                    "grader_commit": audit.grader_commit()}
     # Each case's status beside its timings: a timing record is written before the case's last checks (a wrong

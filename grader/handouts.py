@@ -1,7 +1,8 @@
 """Handouts: the grading section of each labs/<lab>/README.md, generated from the lab's config.
 
-A handout states the points of every public test and performance measurement, the thresholds of
-the performance points, the timing sizes and the total. Written by hand, those numbers drift from
+A handout states the points of every public test, performance measurement and question of the
+written analysis (which it links), the thresholds of the performance points, the timing sizes, the
+total and the hours the lab takes. Written by hand, those numbers drift from
 lab.toml; here they are made from it, between two markers, and `--check` fails when a committed
 handout differs from what its config makes. Handouts are published, so of hidden.toml only the
 hidden tests' point total appears: no hidden test's name, no hidden parameter.
@@ -14,6 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import questions
 from grader.config import LabConfig, PerfSpec
 from grader.intake import FORBIDDEN_EVERYWHERE
 
@@ -104,6 +106,24 @@ LIBRARY_TITLES = {"cublas": "cuBLAS", "cufft": "cuFFT", "cub": "CUB", "thrust": 
                   "cusparse": "cuSPARSE", "cusolver": "cuSOLVER"}
 
 
+def _question_row(name: str, points: float) -> str:
+    return f"| written analysis, graded by hand: {_cell(name)} | {_points(points)} |"
+
+
+def written_analysis(config: LabConfig) -> list[str]:
+    """The handout's paragraph on the questions and the time the lab takes: where they are, where the answers go,
+    who grades them."""
+    text = ""
+    if config.questions:
+        text = (f"Written analysis: the questions in [{questions.QUESTIONS_NAME}]({questions.QUESTIONS_NAME}), "
+                f"{_points(config.question_points)} of the points above, are answered with measurements you take "
+                f"yourself. Write your answers in `{questions.ANSWERS_NAME}` in this folder and hand it in with your "
+                f"code; your TA grades them by hand, so `make grade` shows them as not yet graded.")
+    if config.hours is not None:
+        text += f"{' ' if text else ''}Estimated time: about {_points(config.hours)} hours, the questions included."
+    return _wrap(text) + [""] if text else []
+
+
 def may_not_use(config: LabConfig) -> list[str]:
     """The handout's paragraph on what student code may not use: the lab's `forbidden`, and the grader's rules for
     every lab (grader/intake.py's identifiers, grader/linkcheck.py's calls), which `make <lab>` checks too."""
@@ -131,6 +151,7 @@ def generate(config: LabConfig) -> str:
     if hidden_core:
         lines.append(f"| hidden tests, run by your TA | {_points(hidden_core)} |")
     lines += [_perf_row(p) for p in core_perf]
+    lines += [_question_row(q.name, q.points) for q in config.questions]
     lines.append(f"| **total** | **{_points(config.max_points)}** |")
     if config.extra_credit_points:
         lines += [f"| *extra credit:* {_cell(t.name)} | {_points(t.points)} |" for t in extra_tests]
@@ -160,7 +181,7 @@ def generate(config: LabConfig) -> str:
             if sizes:
                 text += " " + ", ".join(f"`{key}` = {_size(key, value)}" for key, value in sizes.items()) + "."
             lines += _wrap(text)
-    lines += [""] + may_not_use(config) + ["", END]
+    lines += [""] + written_analysis(config) + may_not_use(config) + ["", END]
     return "\n".join(lines) + "\n"
 
 
@@ -206,8 +227,10 @@ def stale_case_names(config: LabConfig) -> list[str]:
 
 def problems(config: LabConfig) -> list[Difference]:
     """Why the lab's handout does not follow its config: its total, timing case names that state an old size,
-    then the first line of the grading section that differs."""
+    questions that QUESTIONS.md or the rubric states otherwise, then the first line of the grading section that
+    differs."""
     found = [Difference(config.name, f"the timing case {stale}") for stale in stale_case_names(config)]
+    found += [Difference(config.name, problem) for problem in questions.problems(config)]
     if config.max_points != EXPECTED_TOTAL:
         found.append(Difference(config.name, f"its points sum to {_points(config.max_points)} without extra "
                                              f"credit, not {_points(EXPECTED_TOTAL)} (lab.toml and hidden.toml)"))

@@ -81,5 +81,6 @@ def merge(out: Path) -> Merged:
     students = roster_names or sorted(found)
     merged = Merged(lab=lab, students=students, missing_shards=[k for k in expected if k not in shards],
                     missing_students=[name for name in students if name not in found])
-    merged.summary = summary.write_all(out, lab, float(first["max_points"]), students)
+    merged.summary = summary.write_all(out, lab, float(first["max_points"]), students,
+                                       float(first.get("question_points", 0.0)))
     return merged

@@ -132,6 +132,21 @@ def _solution_lines(root: Path) -> dict[str, str]:
             if len(line.text.strip()) >= MIN_LEAK_LENGTH}
 
 
+# A rubric line this long is the rubric's own sentence, not a phrase any text may share (headings such as
+# "## Q1: ..." are QUESTIONS.md's too, and shorter).
+MIN_RUBRIC_LINE = 60
+
+
+def _rubric_lines(root: Path) -> dict[str, str]:
+    """Lines of every lab's rubric (solutions/<lab>/RUBRIC.md) that would give an answer away if a release held
+    them: line -> the rubric. The rubrics themselves are instructor material (solutions/); this finds one pasted
+    into a handout or a QUESTIONS.md."""
+    return {line.strip(): rubric.relative_to(root).as_posix()
+            for rubric in sorted(root.glob("solutions/*/RUBRIC.md"))
+            for line in rubric.read_text().splitlines()
+            if len(line.strip()) >= MIN_RUBRIC_LINE and not line.lstrip().startswith("#")}
+
+
 def _numbers(value: object) -> set[str]:
     values = value if isinstance(value, list) else [value]
     return {number for v in values for number in re.findall(r"\d+", str(v))}
@@ -207,9 +222,11 @@ def find_leaks(release: Path, root: Path = REPO_ROOT, *more_roots: Path) -> list
     more_roots: the commit released and the working tree may differ)."""
     solution_lines: dict[str, str] = {}
     secrets: dict[str, str] = {}
+    rubric_lines: dict[str, str] = {}
     for source in (root, *more_roots):
         solution_lines.update(_solution_lines(source))
         secrets.update(_secrets(source))
+        rubric_lines.update(_rubric_lines(source))
     patterns = {secret: _secret_pattern(secret) for secret in secrets}
     leaks = []
     for path in sorted(p for p in release.rglob("*") if p.is_file() and ".git" not in p.relative_to(release).parts):
@@ -223,6 +240,8 @@ def find_leaks(release: Path, root: Path = REPO_ROOT, *more_roots: Path) -> list
             continue
         leaks += [f"{relative}:{number}: reference code from {source}: {code}"
                   for number, code, source in _copied_runs(text, solution_lines)]
+        leaks += [f"{relative}:{number}: a line of the rubric {rubric_lines[line.strip()]}"
+                  for number, line in enumerate(text.splitlines(), start=1) if line.strip() in rubric_lines]
         for secret, what in secrets.items():
             if secret.isdigit() and relative.endswith(NO_NUMBER_CHECK):
                 continue

@@ -5,6 +5,10 @@ submission's median time T with the reference's Tref from the same grading
 run: full points at T <= full_at * Tref, points * full_at * Tref / T above
 that, and none past zero_at * Tref. They need the timed output to be right and
 every test named in the entry's `requires` to pass.
+
+The written analysis ([[questions]]) is scored by a TA, not here: each
+question is an item of kind "manual" that holds no score, so that no total of
+the autograder's counts it (autograded()).
 """
 from __future__ import annotations
 
@@ -26,9 +30,24 @@ class Scored:
     max_score: float
     output: str
     visibility: str
-    kind: str  # "test" or "perf"
+    kind: str  # "test", "perf" or "manual" (a question a TA grades by hand; its score is always 0 here)
     hidden: bool = False
     extra_credit: bool = False
+
+    @property
+    def by_hand(self) -> bool:
+        return self.kind == "manual"
+
+
+def autograded(items: list[Scored]) -> list[Scored]:
+    """The items the autograder scores: every one but the questions a TA grades by hand."""
+    return [i for i in items if not i.by_hand]
+
+
+def by_hand_output(config: LabConfig) -> str:
+    """What a question's item says: who grades it and from what."""
+    return (f"Graded by hand by your TA, from your answer in labs/{config.name}/ANSWERS.md to this question of "
+            f"labs/{config.name}/QUESTIONS.md; not part of the autograder's score.")
 
 
 def perf_fraction(time_s: float, reference_s: float, full_at: float, zero_at: float) -> float:
@@ -134,4 +153,6 @@ def score_lab(config: LabConfig, outcomes: dict[str, CaseOutcome],
         items.append(Scored(name=f"performance: {spec.measurement}", score=round(spec.points * fraction, 2),
                             max_score=spec.points, output=output, visibility="visible", kind="perf",
                             extra_credit=spec.extra_credit))
+    items += [Scored(name=q.name, score=0.0, max_score=q.points, output=by_hand_output(config), visibility="visible",
+                     kind="manual") for q in config.questions]
     return items

@@ -20,7 +20,7 @@ from grader.grade import finish
 from grader.run import judge
 from grader.run.schedule import evaluate, time_reference
 from grader.record import RESULTS_NAME
-from grader.score import score_lab
+from grader.score import Scored, autograded, score_lab
 
 
 def case_problems(config: LabConfig, binary: Path, workdir: Path, with_hidden: bool) -> list[str]:
@@ -41,6 +41,12 @@ def case_problems(config: LabConfig, binary: Path, workdir: Path, with_hidden: b
     return problems
 
 
+def reference_losses(items: list[Scored]) -> list[str]:
+    """Where the reference misses full marks. Only the autograder's points count: the questions a TA grades by
+    hand hold no score until a TA gives one."""
+    return [f"reference loses points on '{i.name}': {i.output}" for i in autograded(items) if i.score < i.max_score]
+
+
 def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
               lock: GpuLock | None = None) -> tuple[list[str], str]:
     """(problems, report text); no problems means the lab's grading is sound. With `lock`, what is timed
@@ -57,7 +63,7 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
                     second)
     report.write_json(build_dir / config.name / RESULTS_NAME, graded.results)  # for the GPU run record
     text.append(report.table(f"{config.name}: reference, against a second timing of itself", items))
-    problems += [f"reference loses points on '{i.name}': {i.output}" for i in items if i.score < i.max_score]
+    problems += reference_losses(items)
 
     skeleton_run = evaluate(config, skeleton, workroot / "skeleton", [t.name for t in config.tests], lock)
     skeleton_items = score_lab(config, skeleton_run.outcomes, None)

@@ -6,6 +6,10 @@ and merge writes them for the combined shards; both read every
 The summary gives the score distribution and the students who need a TA's
 look: refused at intake (a forbidden identifier, a bad zip), build errors,
 time-outs, crashes, and grader problems, each with its reason.
+
+Scores are the autograder's. A lab's written analysis (its questions, graded
+by hand) is kept apart: the gradebook gives it a column of its own, left empty
+for the TA, and the summary says how many points it holds.
 """
 from __future__ import annotations
 
@@ -72,13 +76,17 @@ def _mean_median(scores: list[float]) -> tuple[float, float]:
     return sum(ordered) / len(ordered), median
 
 
-def summary_text(lab: str, maximum: float, table: list[Row], missing: list[str] = (), picture: str = "") -> str:
+def summary_text(lab: str, maximum: float, table: list[Row], missing: list[str] = (), picture: str = "",
+                 by_hand: float = 0.0) -> str:
     scores = [row.score for row in table]
     lines = [f"{lab}: {len(table)} students graded"]
     if scores:
         mean, median = _mean_median(scores)
         full = sum(score >= maximum for score in scores)
         lines[0] += f", mean {mean:.1f}, median {median:.1f} / {maximum:g}; {full} with full marks"
+    if by_hand:
+        lines.append(f"These are the autograder's scores. The written analysis (QUESTIONS.md, {by_hand:g} more "
+                     f"points) is graded by hand: the gradebook's 'graded by hand' column is left for the TA.")
         lines += ["", f"Score distribution (out of {maximum:g}):", histogram_text(scores, maximum)]
         if picture:
             lines.append(picture)
@@ -115,24 +123,32 @@ def draw_histogram(path: Path, lab: str, maximum: float, scores: list[float]) ->
     return f"(drawn in {path.name})"
 
 
-def write_gradebook(out_dir: Path, lab: str, maximum: float, table: list[Row]) -> Path:
+# The gradebook's columns for a lab's written analysis: the TA's score (left empty), and what it is out of.
+BY_HAND_COLUMNS = ["graded by hand", "graded by hand max"]
+
+
+def write_gradebook(out_dir: Path, lab: str, maximum: float, table: list[Row], by_hand: float = 0.0) -> Path:
+    """One row per student: the autograder's score and maximum, then, where the lab has questions graded by hand,
+    an empty cell for the TA's score and its maximum."""
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["student", lab, "max"])
-    writer.writerows([(row.student, row.score, maximum) for row in table])
+    writer.writerow(["student", lab, "max"] + (BY_HAND_COLUMNS if by_hand else []))
+    writer.writerows([(row.student, row.score, maximum) + (("", by_hand) if by_hand else ()) for row in table])
     path = out_dir / "gradebook.csv"
     write_text(path, text.getvalue())
     return path
 
 
-def write_all(out_dir: Path, lab: str, maximum: float, students: list[str] | None = None) -> str:
+def write_all(out_dir: Path, lab: str, maximum: float, students: list[str] | None = None,
+              by_hand: float = 0.0) -> str:
     """Rewrite gradebook.csv, summary.txt and histogram.png from the results in `out_dir`; returns the summary.
-    `students`, when given, is the roster: who has no results yet is listed as not graded."""
+    `maximum` is the autograder's, `by_hand` the points of the questions a TA grades. `students`, when given, is
+    the roster: who has no results yet is listed as not graded."""
     results = read_results(out_dir, students)
     table = rows(results)
-    write_gradebook(out_dir, lab, maximum, table)
+    write_gradebook(out_dir, lab, maximum, table, by_hand)
     picture = draw_histogram(out_dir / "histogram.png", lab, maximum, [r.score for r in table]) if table else ""
     missing = [name for name in (students or []) if name not in results]
-    text = summary_text(lab, maximum, table, missing, picture)
+    text = summary_text(lab, maximum, table, missing, picture, by_hand)
     write_text(out_dir / "summary.txt", text)
     return text

@@ -147,7 +147,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         "cases_s": dict(sorted(((case, {part: _stats(v) for part, v in parts.items()}) for case, parts in cases.items()),
                                key=lambda item: -item[1]["run"]["sum"])),
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
-        "references_full_marks": f"{sum(s >= config.max_points for s in references)}/{len(references)}",
+        "references_full_marks": f"{sum(s >= config.autograded_points for s in references)}/{len(references)}",
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),
         "performance_scores": perf,
     }

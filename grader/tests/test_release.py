@@ -233,3 +233,21 @@ def test_make_test_passes_in_the_release_for_one_lab(release: Path, tmp_path: Pa
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "tests passed, 0 tests failed" in done.stdout
     assert "01-vector-add: test cases of 01-vector-add-tests match the config" in done.stdout
+
+
+def test_the_release_ships_every_lab_s_questions_and_no_rubric(release: Path):
+    labs = sorted(p.parent.name for p in (release / "labs").glob("*/lab.toml"))
+    assert labs and all((release / "labs" / lab / "QUESTIONS.md").is_file() for lab in labs)
+    assert not list(release.rglob("RUBRIC.md"))
+
+
+def test_a_rubric_line_pasted_into_a_shipped_file_is_a_leak(release: Path, clone: Path, tmp_path: Path):
+    leaky = tmp_path / "leaky"
+    shutil.copytree(release, leaky, ignore=shutil.ignore_patterns(".git"))
+    rubric = clone / "solutions/07-transpose/RUBRIC.md"
+    line = next(line for line in rubric.read_text().splitlines() if len(line.strip()) >= 60 and "bank" in line)
+    questions = leaky / "labs/07-transpose/QUESTIONS.md"
+    questions.write_text(questions.read_text() + "\n" + line + "\n")
+    assert "labs/07-transpose/QUESTIONS.md" not in "\n".join(find_leaks(release, clone))
+    leaks = "\n".join(find_leaks(leaky, clone))
+    assert "labs/07-transpose/QUESTIONS.md" in leaks and "a line of the rubric solutions/07-transpose/RUBRIC.md" in leaks

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader import build, classroom, cli, grade, sandbox, sanitizer
+from grader.config import load_lab
 from grader.tests.conftest import write
 
 GOOD = "__global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {}\n"
@@ -126,5 +127,11 @@ def test_grade_of_a_near_miss_gives_one_message_not_one_per_test(monkeypatch, tm
     why = "found Vector_Add.cu; expected vector_add.cu"
     assert results["score"] == 0 and results["output"].startswith(f"Not graded: {why}")
     assert len(results["tests"]) > 10
-    assert all(t["output"] == "Not run: the submission was refused at intake (see above)." for t in results["tests"])
+    # Every autograded entry says it did not run; the questions, graded by hand from the answers, say so instead.
+    autograded = [t for t in results["tests"] if "score" in t]
+    assert len(autograded) > 10
+    assert all(t["output"] == "Not run: the submission was refused at intake (see above)." for t in autograded)
+    by_hand = [t for t in results["tests"] if "score" not in t]
+    assert len(by_hand) == len(load_lab("01-vector-add").questions)
+    assert all("Graded by hand" in t["output"] for t in by_hand)
     assert capsys.readouterr().out.count(why) == 1

@@ -59,7 +59,7 @@ void launch_work_efficient_scan(const float* d_in, float* d_out, int n) {
 }
 
 // ===========================================================================
-// Part 3: a scan of any length  [40 pts + 30 performance]
+// Part 3: a scan of any length  [40 pts + 20 performance]
 // ===========================================================================
 // Sum every tile, scan the tile sums (the same function, recursively), then scan
 // every tile again starting from its offset: the input is read twice and the

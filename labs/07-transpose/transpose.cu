@@ -16,7 +16,7 @@ constexpr int kBlockRows = 8;
 static_assert(kTileDim % kBlockRows == 0, "each thread must move a whole number of tile rows");
 
 // ---------------------------------------------------------------------------
-// Part 1: naive transpose. [28 pts: 22 correctness, 6 performance]
+// Part 1: naive transpose. [26 pts: 22 correctness, 4 performance]
 // ---------------------------------------------------------------------------
 
 // out(c, r) = in(r, c), straight from global memory to global memory (no
@@ -40,7 +40,7 @@ void launch_transpose_naive(const float* d_in, float* d_out, int rows, int cols)
 }
 
 // ---------------------------------------------------------------------------
-// Part 2: tiled transpose through shared memory. [34 pts: 24 correctness, 10 performance]
+// Part 2: tiled transpose through shared memory. [30 pts: 24 correctness, 6 performance]
 // ---------------------------------------------------------------------------
 
 // out = transpose(in), staged through a kTileDim x kTileDim tile in shared memory
@@ -67,7 +67,7 @@ void launch_transpose_tiled(const float* d_in, float* d_out, int rows, int cols)
 }
 
 // ---------------------------------------------------------------------------
-// Part 3: tiled transpose with a padded tile. [38 pts: 24 correctness, 14 performance]
+// Part 3: tiled transpose with a padded tile. [34 pts: 24 correctness, 10 performance]
 // ---------------------------------------------------------------------------
 
 // The same as transpose_tiled_kernel, with the shared tile one column wider than

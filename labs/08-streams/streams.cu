@@ -59,7 +59,7 @@ void free_host_samples(cufftComplex* h_samples) {
 }
 
 // ===========================================================================
-// Part 3: the pipeline [55 pts, and the 30 performance points]
+// Part 3: the pipeline [55 pts, and the 15 performance points]
 // ===========================================================================
 
 // TODO: decide what each stream needs to carry a chunk through all four steps

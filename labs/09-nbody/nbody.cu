@@ -41,7 +41,7 @@ __device__ __forceinline__ float3 add_body_acceleration(float4 me, float4 other,
 // global memory.
 // May assume: pos holds n bodies, acc has room for n accelerations, n >= 1.
 // Must not: read pos or write acc at index n or beyond.
-// [part 1, with its launcher: 10 points of public tests, hidden tests, 10 for speed]
+// [part 1, with its launcher: 10 points of public tests, hidden tests, 5 for speed]
 __global__ void nbody_naive_kernel(const float4* __restrict__ pos, float3* __restrict__ acc, int n,
                                    float softening2) {
   // TODO: find this thread's body; threads past the last body have nothing to do.
@@ -63,7 +63,7 @@ void launch_nbody_naive(const float4* d_pos, float3* d_acc, int n, float softeni
 // Must not: read pos or write acc at index n or beyond; let a body past n (in
 // the last, partial tile) add anything to a sum; let one thread overwrite a tile
 // that another is still reading.
-// [part 2, with its launcher: 15 points of public tests, hidden tests, 20 for speed]
+// [part 2, with its launcher: 15 points of public tests, hidden tests, 15 for speed]
 __global__ void __launch_bounds__(kBlockSize) nbody_tiled_kernel(const float4* __restrict__ pos,
                                                                   float3* __restrict__ acc, int n,
                                                                   float softening2) {

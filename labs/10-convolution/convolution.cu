@@ -76,7 +76,7 @@ constexpr int kTileThreads = kTileWidth * kTileThreadsY;     // 128 threads per 
 // size known at compile time, and loops over the window can be unrolled into straight-line
 // code. Block (bx, by) computes the outputs of columns bx * kTileWidth .. + kTileWidth - 1 and
 // rows by * kStripHeight .. + kStripHeight - 1, a tile at a time. [36 points with the hidden
-// tests, and 30 for speed]
+// tests, and 20 for speed]
 // May assume: blockDim = (kTileWidth, kTileThreadsY); in and out hold width * height floats.
 // Must not: read in, or write out, outside the picture.
 template <int R>

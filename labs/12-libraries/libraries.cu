@@ -93,7 +93,7 @@ void normalize_beams(float* d_beams, float* d_rms, std::size_t count, int n, voi
 }
 
 // ===========================================================================
-// Part 4: the pipeline [10 pts, and the 30 performance points]
+// Part 4: the pipeline [10 pts, and the 18 performance points]
 // ===========================================================================
 
 // TODO: decide what each stream needs to carry a batch through every step

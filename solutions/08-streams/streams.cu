@@ -83,7 +83,7 @@ void free_host_samples(cufftComplex* h_samples) {
 }
 
 // ===========================================================================
-// Part 3: the pipeline [55 pts, and the 30 performance points]
+// Part 3: the pipeline [55 pts, and the 15 performance points]
 // ===========================================================================
 
 // BEGIN SOLUTION
