@@ -504,6 +504,9 @@ class ClassGrading:
     # -- the result ---------------------------------------------------------------------------------------
 
     def _score(self, state: _Student) -> None:
+        # A stop by signal (Slurm's scancel or time limit, a node going down) reaches the test programs too: a
+        # case it ended reads as a crash, so a student whose runs overlapped the stop is left for the next run.
+        self._check_stop(gpu_needed=False)
         outcomes = dict(state.run.outcomes)
         for case in self.config.timing_cases:
             if case not in outcomes:

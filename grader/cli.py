@@ -202,11 +202,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"merge refused: {error}", file=sys.stderr)
         return 1
     print(merged.summary)
-    if merged.missing_shards:
-        print(f"missing shards (no folder under {args.out}/shards): {merged.missing_shards}", file=sys.stderr)
     if merged.missing_students:
-        print(f"{len(merged.missing_students)} students have no result yet: {', '.join(merged.missing_students)}"
-              f"\n(re-run their array task, e.g. sbatch --array=<k> {args.out}/slurm/grade.sbatch, then merge again)",
+        print(f"{len(merged.missing_students)} students have no result yet: {', '.join(merged.missing_students)}",
+              file=sys.stderr)
+    if merged.missing_shards:
+        print(f"missing shards: {', '.join(str(k) for k in merged.missing_shards)} (a task that never ran, or was "
+              f"cancelled or lost its node before it finished)\n{merge.rerun_hint(merged, Path(args.out))}",
               file=sys.stderr)
     return 0 if merged.complete else 1
 
