@@ -23,7 +23,8 @@ def test_the_script_is_an_array_of_shards_on_one_gpu_each(tmp_path: Path):
     lines = text.splitlines()
     assert lines[0] == "#!/bin/bash"
     for directive in ("--array=0-3", "--gres=gpu:1", "--cpus-per-task=16", "--time=04:00:00", "--partition=gpu",
-                      "--account=cs101", f"--output={tmp_path / 'graded' / 'slurm' / 'shard-%a.log'}"):
+                      "--account=cs101", f"--output={tmp_path / 'graded' / 'slurm' / 'shard-%a.log'}",
+                      "--open-mode=append", "--requeue"):
         assert f"#SBATCH {directive}" in lines
     command = lines[-1]
     assert command.startswith("python3 -m grader grade-class --lab 01-vector-add --submissions ")

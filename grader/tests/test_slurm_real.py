@@ -123,7 +123,7 @@ def test_a_cancelled_task_is_named_by_merge_and_its_rerun_completes_the_gradeboo
     submissions, out = tmp_path / "in", tmp_path / "graded"
     for name in ("amy", "bo", "cy"):
         submit(submissions, name, toy("{}"))
-    submit(submissions, "zed", toy('{"seconds": 1.5}'))  # slow: shard 1 (bo, zed) is still at him when cancelled
+    submit(submissions, "zed", toy('{"seconds": 1.0}'))  # slow: shard 1 (bo, zed) is still at him when cancelled
     job = submit_array(course, submissions, out, 2, python_wrapper(tmp_path / "bin" / "python3"))
     started = Path(course["KIT_FAKE_LOG"] + ".programs")  # each start of a test program, with whose it is
     wait_until("zed's tests started", lambda: started.is_file() and '"zed"' in started.read_text(), cluster)
@@ -148,6 +148,31 @@ def test_a_cancelled_task_is_named_by_merge_and_its_rerun_completes_the_gradeboo
     assert again.returncode == 0, again.stderr
     states = wait_for_array(cluster, again.stdout.split()[-1])
     assert states == {1: "COMPLETED"}, shard_logs(out)
+    merged = merge(out)
+    assert merged.returncode == 0, merged.stderr
+    assert (out / "gradebook.csv").read_text().splitlines()[1:] == [
+        FULL_MARKS_ROW.format(n) for n in ("amy", "bo", "cy", "zed")]
+
+
+def test_a_task_whose_node_fails_is_requeued_and_finishes_the_shard_alone(cluster, course, tmp_path: Path):
+    """Slurm requeues a batch task whose node failed as `scontrol requeue` does (the script asks --requeue): it
+    is stopped, waits, and runs again from the start; merge then finds the shard whole with no one re-running it."""
+    submissions, out = tmp_path / "in", tmp_path / "graded"
+    for name in ("amy", "bo", "cy"):
+        submit(submissions, name, toy("{}"))
+    submit(submissions, "zed", toy('{"seconds": 1.0}'))
+    job = submit_array(course, submissions, out, 2, python_wrapper(tmp_path / "bin" / "python3"))
+    started = Path(course["KIT_FAKE_LOG"] + ".programs")
+    wait_until("zed's tests started", lambda: started.is_file() and '"zed"' in started.read_text(), cluster)
+    cluster.command("scontrol", "requeue", f"{job}_1")
+    # Slurm holds a requeued task for about two minutes (squeue: PENDING, BeginTime); the test does not wait.
+    wait_until("the requeued task pending", lambda: "PENDING" in cluster.command(
+        "squeue", "-h", "-j", f"{job}_1", "-o", "%T", check=False), cluster)
+    cluster.command("scontrol", "update", f"jobid={job}_1", "StartTime=now")
+    states = wait_for_array(cluster, job)
+    assert states == {0: "COMPLETED", 1: "COMPLETED"}, shard_logs(out)
+    log = (out / "slurm" / "shard-1.log").read_text()
+    assert "DUE TO JOB REQUEUE" in log and log.index("DUE TO JOB REQUEUE") < log.index("zed ")  # both runs kept
     merged = merge(out)
     assert merged.returncode == 0, merged.stderr
     assert (out / "gradebook.csv").read_text().splitlines()[1:] == [
