@@ -9,8 +9,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import (build, buildinfo, calls, classroom, handouts, intake, linkcheck, merge, record, release, report,
-                    sandbox, skeleton, slurm, variants)
+from grader import (build, buildinfo, calls, classroom, handouts, intake, linkcheck, lms, merge, record, release,
+                    report, sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu
@@ -140,6 +140,9 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
     if args.lane is None:
         print("\n" + result.summary)
         print(f"Gradebook: {out / 'gradebook.csv'}; summary: {out / 'summary.txt'}")
+        for upload in (lms.CANVAS_UPLOAD, lms.GRADESCOPE_UPLOAD):
+            if (out / upload).is_file():
+                print(f"Scores to upload to {upload.split('-')[0].capitalize()}: {out / upload}")
     if result.stopped:
         print("Stopped before the end: run the same command again to grade the rest (finished students are kept).")
         return INTERRUPTED_EXIT
@@ -532,6 +535,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except (ConfigError, skeleton.MarkerError, handouts.HandoutError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except lms.ExportError as error:
+        print(f"{args.command}: the submissions folder looks like an LMS export, but {error}", file=sys.stderr)
         return 2
     except NoGpu as error:
         print(f"Grading needs a CUDA GPU, and this machine has none usable ({error}).\n"
