@@ -9,7 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import (build, buildinfo, calls, classroom, handouts, intake, linkcheck, lms, merge, record, release,
+from grader import (build, buildinfo, calls, classroom, cluster, handouts, intake, linkcheck, lms, merge, record, release,
                     report, sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
@@ -196,6 +196,15 @@ def cmd_slurm(args: argparse.Namespace) -> int:
         return 1
     print(f"when every task has finished: python3 -m grader merge --out {args.out}")
     return 0
+
+
+def cmd_cluster(args: argparse.Namespace) -> int:
+    load_lab(args.lab)  # a mistyped lab fails here, not after the job waited in the queue
+    try:
+        return cluster.run(args.lab, Path(args.build), args.python, args.grade, Path(args.config))
+    except cluster.ClusterError as error:
+        print(f"make cluster: {error}", file=sys.stderr)
+        return 2
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
@@ -443,6 +452,18 @@ def parser() -> argparse.ArgumentParser:
     batch.add_argument("--python", default="python3", help="the Python the tasks run the grader with")
     batch.add_argument("--submit", action="store_true", help="run sbatch on the script")
     batch.set_defaults(run=cmd_slurm)
+
+    on_cluster = commands.add_parser(
+        "cluster", help="run a lab's public tests (and grade) on the course's Slurm cluster (make cluster)",
+        description="Submit `make <lab>` (with --grade, then `make grade LAB=<lab>`) to the course's Slurm cluster "
+                    "with the settings of cluster.toml, print its output as it comes and exit as the job did. The "
+                    "checkout must be on a file system the cluster's nodes see.")
+    on_cluster.add_argument("--lab", required=True)
+    on_cluster.add_argument("--build", default="build", help="the build folder (default %(default)s)")
+    on_cluster.add_argument("--python", default="python3", help="the Python the job runs the grader with")
+    on_cluster.add_argument("--grade", action="store_true", help="then make grade LAB=<lab>")
+    on_cluster.add_argument("--config", default=str(cluster.CONFIG), help="the course's settings (default %(default)s)")
+    on_cluster.set_defaults(run=cmd_cluster)
 
     combine = commands.add_parser("merge", help="combine a Slurm grading's shards into one gradebook",
                                   description="Combine OUT/shards/*/ into OUT/<student>/, OUT/gradebook.csv and "

@@ -8,6 +8,7 @@ looks, a task cancelled part-way, and its re-run with `sbatch --array=K`.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -177,3 +178,48 @@ def test_a_task_whose_node_fails_is_requeued_and_finishes_the_shard_alone(cluste
     assert merged.returncode == 0, merged.stderr
     assert (out / "gradebook.csv").read_text().splitlines()[1:] == [
         FULL_MARKS_ROW.format(n) for n in ("amy", "bo", "cy", "zed")]
+
+
+def test_make_cluster_runs_a_labs_public_tests_on_the_cluster_as_if_they_ran_here(cluster, tmp_path: Path):
+    """A student without a GPU: `make cluster LAB=01-vector-add` with the course's settings (cluster.toml) runs
+    the lab's public tests as a job, says that it waits while the GPUs are busy, prints the job's output and exits
+    as the job did. The job builds in this checkout's build folder: seconds where `make test` built it (as in CI),
+    a minute or two the first time."""
+    if shutil.which("nvcc") is None or shutil.which("cmake") is None:
+        pytest.skip("needs nvcc and cmake to build the lab")
+    config = write(tmp_path / "cluster.toml", '[slurm]\npartition = "debug"\ncpus_per_task = 1\ntime = "00:20:00"\n')
+    # Every GPU busy for a few seconds: the student's job waits in the queue for one.
+    busy = cluster.command("sbatch", "--parsable", f"--gres=gpu:{slurm_cluster.FAKE_GPUS}", "--wrap", "sleep 4",
+                           "-o", "/dev/null").strip()
+    wait_until("the job holding every GPU running", lambda: "RUNNING" in cluster.command(
+        "squeue", "-h", "-j", busy, "-o", "%T", check=False), cluster)
+    env = {k: v for k, v in cluster.env.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    done = subprocess.run(["make", "--no-print-directory", "cluster", "LAB=01-vector-add", f"CLUSTER_CONFIG={config}",
+                           f"PYTHON={sys.executable}"], cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    job = re.search(r"submitted 01-vector-add as job (\d+) \(--gres=gpu:1, --cpus-per-task=1, --time=00:20:00\)",
+                    done.stdout)
+    assert job, done.stdout[:2000]
+    waiting = (f"job {job.group(1)} is waiting in the queue (Resources: every GPU it may use is busy); your tests "
+               f"start when it leaves it. Ctrl-C cancels it.")
+    assert waiting in lines and lines.index(waiting) < lines.index(f"job {job.group(1)} is running.")
+    # The job's own output, as `make 01-vector-add` prints it on a machine without a GPU.
+    assert "01-vector-add: intake check passed" in done.stdout
+    assert "[doctest] Status: SUCCESS!" in done.stdout and "NOT TESTED: no usable CUDA GPU" in done.stdout
+
+
+def test_make_cluster_says_why_the_courses_settings_are_refused(cluster, tmp_path: Path):
+    env = {k: v for k, v in cluster.env.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    config = write(tmp_path / "cluster.toml", '[slurm]\npartition = "no-such-partition"\n')
+    done = subprocess.run(["make", "--no-print-directory", "cluster", "LAB=01-vector-add", f"CLUSTER_CONFIG={config}",
+                           f"PYTHON={sys.executable}", f"BUILD={tmp_path / 'build'}"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "make cluster: sbatch refused the job: sbatch: error: invalid partition specified: no-such-partition" in (
+        done.stderr)
+    write(tmp_path / "cluster.toml", '[slurm]\npartitoin = "gpu"\n')
+    done = subprocess.run([sys.executable, "-m", "grader", "cluster", "--lab", "01-vector-add", "--config",
+                           str(config)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert f"make cluster: {config}: [slurm] has partitoin, which is not one of" in done.stderr
