@@ -65,13 +65,14 @@ def _missing_by_shard(submissions: Path, shards: int, found: dict) -> dict[int, 
 
 def rerun_hint(merged: Merged, out: Path) -> str:
     """What to tell the TA about missing shards: each one's students, and the command that grades them."""
+    if not merged.missing_shards:
+        return ""
     script = out / "slurm" / SCRIPT
     lines = []
     for k in merged.missing_shards:
-        who = merged.missing_by_shard.get(k)
-        lines.append(f"shard {k} is missing" + (f" {', '.join(who)}" if who else " (no folder under "
-                     f"{out / 'shards'})") + f": re-run it with  sbatch --array={k} {script}")
-    return "\n".join(lines + ["then run merge again."] if lines else lines)
+        who = ", ".join(merged.missing_by_shard.get(k, [])) or f"(no folder under {out / 'shards'})"
+        lines.append(f"shard {k} is missing {who}: re-run it with  sbatch --array={k} {script}")
+    return "\n".join(lines + ["then run merge again."])
 
 
 def merge(out: Path) -> Merged:

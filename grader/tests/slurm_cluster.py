@@ -158,11 +158,11 @@ def _start_munged(folder: Path) -> tuple[subprocess.Popen, Path]:
     for path in (home, key):
         os.chown(path, munge.pw_uid, munge.pw_gid)
     sock = home / "munge.socket"
-    process = subprocess.Popen(
-        ["munged", "--foreground", f"--socket={sock}", f"--key-file={key}", f"--pid-file={home / 'munged.pid'}",
-         f"--seed-file={home / 'munged.seed'}", f"--log-file={home / 'munged.log'}"],
-        user=munge.pw_uid, group=munge.pw_gid, stdout=subprocess.DEVNULL,
-        stderr=open(folder / "munged.log", "w"))
+    with open(folder / "munged.log", "w") as log:
+        process = subprocess.Popen(
+            ["munged", "--foreground", f"--socket={sock}", f"--key-file={key}", f"--pid-file={home / 'munged.pid'}",
+             f"--seed-file={home / 'munged.seed'}", f"--log-file={home / 'munged.log'}"],
+            user=munge.pw_uid, group=munge.pw_gid, stdout=subprocess.DEVNULL, stderr=log)
     return process, sock
 
 
@@ -203,9 +203,10 @@ def start() -> Cluster:
         cluster.conf.write_text(slurm_conf(folder, node, sock))
         (folder / "gres.conf").write_text(_fake_gpus(folder))
         for daemon in ("slurmctld", "slurmd"):
-            cluster.processes[daemon] = subprocess.Popen(
-                [daemon, "-D", "-f", str(cluster.conf)], env=cluster.env, stdout=subprocess.DEVNULL,
-                stderr=open(folder / f"{daemon}.stderr", "w"), start_new_session=True)
+            with open(folder / f"{daemon}.stderr", "w") as stderr:
+                cluster.processes[daemon] = subprocess.Popen(
+                    [daemon, "-D", "-f", str(cluster.conf)], env=cluster.env, stdout=subprocess.DEVNULL,
+                    stderr=stderr, start_new_session=True)
         _wait_for(f"node {node} to be idle",
                   lambda: cluster.command("sinfo", "-h", "-n", node, "-o", "%T", check=False).strip() == "idle",
                   cluster.processes)
