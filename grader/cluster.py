@@ -8,9 +8,10 @@ the queue, a line says so and why; Ctrl-C cancels it.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
-import subprocess
+import shutil
 import sys
 import time
 import tomllib
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from grader.config import REPO_ROOT
+from grader.proc import ProcessResult, run_process
 
 CONFIG = REPO_ROOT / "cluster.toml"
 POLL_S = 1.0
@@ -81,31 +83,31 @@ def job_script(config: ClusterConfig, lab: str, checkout: Path, build: Path, pyt
                       f"cd {q(str(checkout))}", steps, f"echo $? > {q(str(status))}", ""])
 
 
-def _run(*command: str) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(list(command), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
-    except FileNotFoundError:
-        raise ClusterError(f"{command[0]} not found: run `make cluster` on the cluster's login node") from None
+def _run(*command: str) -> ProcessResult:
+    """A Slurm client tool's run (sbatch reads the cluster's settings from this environment)."""
+    if shutil.which(command[0]) is None:
+        raise ClusterError(f"{command[0]} not found: run `make cluster` on the cluster's login node")
+    return run_process(list(command), cwd=Path.cwd(), env=dict(os.environ), timeout_s=COMMAND_TIMEOUT_S)
 
 
 def submit(script: Path) -> str:
     done = _run("sbatch", "--parsable", str(script))
-    if done.returncode != 0:
-        raise ClusterError(f"sbatch refused the job: {done.stderr.strip()}\n(the settings are in {CONFIG.name}; "
+    if not done.ok:
+        raise ClusterError(f"sbatch refused the job: {done.output.strip()}\n(the settings are in {CONFIG.name}; "
                            f"if they look wrong, tell your instructor)")
-    return done.stdout.strip().split(";")[0]
+    return done.output.strip().splitlines()[-1].split(";")[0]
 
 
 def queue_state(job: str) -> tuple[str, str]:
     """(state, reason) of the job in squeue; ("", "") once it has left the queue."""
     done = _run("squeue", "-h", "-j", job, "-o", "%T|%r")
-    line = done.stdout.strip()
-    return tuple(line.split("|", 1)) if done.returncode == 0 and "|" in line else ("", "")
+    line = done.output.strip()
+    return tuple(line.split("|", 1)) if done.ok and "|" in line else ("", "")
 
 
 def final_state(job: str) -> str:
     done = _run("scontrol", "show", "job", job)
-    found = re.search(r"JobState=(\w+)", done.stdout)
+    found = re.search(r"JobState=(\w+)", done.output)
     return found.group(1) if found else "unknown"
 
 
@@ -138,8 +140,8 @@ class Follower:
                 why = WAITING_BECAUSE.get(reason, reason)
                 self.say(f"job {self.job} is waiting in the queue ({reason}: {why}); your tests start when it "
                          f"leaves it. Ctrl-C cancels it.")
-            elif state:
-                self.say(f"job {self.job} is running.")
+            else:  # running, or already done: a short job can start and end between two looks at the queue
+                self.say(f"job {self.job} has started.")
             self.show_log()
             if not state:
                 return

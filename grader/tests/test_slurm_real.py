@@ -203,7 +203,8 @@ def test_make_cluster_runs_a_labs_public_tests_on_the_cluster_as_if_they_ran_her
     assert job, done.stdout[:2000]
     waiting = (f"job {job.group(1)} is waiting in the queue (Resources: every GPU it may use is busy); your tests "
                f"start when it leaves it. Ctrl-C cancels it.")
-    assert waiting in lines and lines.index(waiting) < lines.index(f"job {job.group(1)} is running.")
+    assert waiting in lines, done.stdout[:3000]
+    assert lines.index(waiting) < lines.index(f"job {job.group(1)} has started."), done.stdout[:3000]
     # The job's own output, as `make 01-vector-add` prints it on a machine without a GPU.
     assert "01-vector-add: intake check passed" in done.stdout
     assert "[doctest] Status: SUCCESS!" in done.stdout and "NOT TESTED: no usable CUDA GPU" in done.stdout
