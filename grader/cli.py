@@ -9,8 +9,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import (build, buildinfo, calls, classroom, cluster, handouts, intake, linkcheck, lms, merge, record, release,
-                    report, sandbox, skeleton, slurm, variants)
+from grader import (build, buildinfo, calls, classroom, cluster, handouts, intake, linkcheck, lms, merge, record,
+                    release, report, sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu
