@@ -38,7 +38,7 @@ $(LABS): $(BUILD)/CMakeCache.txt
 
 # Students without a GPU run a lab on the course's Slurm cluster; the instructor's settings are in cluster.toml.
 cluster: ## run LAB=<lab>'s public tests on the course's Slurm cluster (cluster.toml; GRADE=1: make grade too)
-	$(if $(LAB),,$(error give the lab: make cluster LAB=01-vector-add))
+	@if [ -z "$(LAB)" ]; then echo "give the lab: make cluster LAB=01-vector-add" >&2; exit 2; fi
 	$(PYTHON) -m grader cluster --lab $(LAB) --build $(BUILD) --python $(PYTHON) $(if $(filter 1,$(GRADE)),--grade) $(if $(CLUSTER_CONFIG),--config $(CLUSTER_CONFIG))
 
 clean: ## remove the build folder
