@@ -12,7 +12,7 @@ endif
 GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 .DEFAULT_GOAL := help
 
-.PHONY: build clean $(LABS)
+.PHONY: build clean cluster $(LABS)
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) $(GENERATOR) $(CMAKE_FLAGS)
@@ -35,6 +35,11 @@ $(LABS): $(BUILD)/CMakeCache.txt
 	$(PYTHON) -m grader check --lab $@
 	cmake --build $(BUILD) --parallel $(JOBS) --target $@-tests
 	$(BUILD)/$@/$@-tests
+
+# Students without a GPU run a lab on the course's Slurm cluster; the instructor's settings are in cluster.toml.
+cluster: ## run LAB=<lab>'s public tests on the course's Slurm cluster (cluster.toml; GRADE=1: make grade too)
+	@if [ -z "$(LAB)" ]; then echo "give the lab: make cluster LAB=01-vector-add" >&2; exit 2; fi
+	$(PYTHON) -m grader cluster --lab $(LAB) --build $(BUILD) --python $(PYTHON) $(if $(filter 1,$(GRADE)),--grade) $(if $(CLUSTER_CONFIG),--config $(CLUSTER_CONFIG))
 
 clean: ## remove the build folder
 	rm -rf $(BUILD)

@@ -47,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from grader import audit, build, grade, intake, report, sandbox, summary
+from grader import audit, build, grade, intake, lms, report, sandbox, summary
 from grader.config import REPO_ROOT, LabConfig
 from grader.errors import GraderError, NoGpu
 from grader.gpulock import Gpu, GpuLock, list_gpus
@@ -84,6 +84,8 @@ class Student:
     name: str
     path: Path | None  # None when the submission cannot be told apart from another
     problem: str = ""
+    lms: dict[str, str] | None = None  # who the student is to the LMS whose export this is (lms.py)
+    files: tuple[tuple[str, Path], ...] = ()  # an export's files kept under other names (Canvas): (given, where)
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,12 @@ class ClassFolder:
 
 
 def read_class(submissions: Path) -> ClassFolder:
-    """The students of a submissions folder, and what else it holds."""
+    """The students of a submissions folder, and what else it holds: one folder or .zip per student, or an
+    LMS's export as it comes (Gradescope's, Canvas's: lms.py)."""
+    export = lms.read_export(submissions)
+    if export is not None:
+        return ClassFolder([Student(s.name, s.path, s.problem, s.identity, s.files) for s in export.students],
+                           export.skipped)
     entries: dict[str, list[Path]] = {}
     skipped = []
     for entry in sorted(submissions.iterdir()):
@@ -180,11 +187,25 @@ def check_intake(config: LabConfig, submissions: Path, shard: tuple[int, int] | 
     return checks
 
 
+def gathered(student: Student, scratch: Path) -> Path:
+    """Where intake reads the student's files: their folder or .zip, or for an export that keeps them flat under
+    other names (Canvas's), a folder in `scratch` of copies under the names the student gave them (or the one
+    .zip they uploaded)."""
+    if not student.files:
+        return student.path
+    if len(student.files) == 1 and student.files[0][0].lower().endswith(".zip"):
+        return student.files[0][1]  # a zip uploaded alone is the submission, as in a class folder
+    scratch.mkdir(parents=True, exist_ok=True)
+    for name, source in student.files:
+        shutil.copyfile(source, scratch / name)
+    return scratch
+
+
 def _intake_problem(config: LabConfig, student: Student, destination: Path) -> str:
-    if student.path is None:
+    if student.path is None or student.problem:
         return student.problem
     try:
-        intake.stage(student.path, config, destination)
+        intake.stage(gathered(student, destination.with_name(destination.name + "-export")), config, destination)
     except intake.IntakeError as error:
         return str(error)
     except OSError as error:  # unreadable (permissions): the TA's to fix, and worth a line rather than a traceback
@@ -368,12 +389,13 @@ class ClassGrading:
         """Stage the student's files; None when that settles the student (refused, or kept from before)."""
         state = _Student(student, self.workroot / "students" / student.name, time.monotonic())
         try:
-            if student.path is None:
+            if student.path is None or student.problem:
                 return self._refuse(state, student.problem, {})
+            submission = gathered(student, state.work / "export")
             try:
-                staged = intake.stage(student.path, self.config, state.work / "submission")
+                staged = intake.stage(submission, self.config, state.work / "submission")
             except intake.IntakeError as error:
-                return self._refuse(state, str(error), audit.submission_files(student.path))
+                return self._refuse(state, str(error), audit.submission_files(submission))
             files = {name: (staged.folder / name).read_bytes() for name in staged.files}
             state.fingerprint = audit.fingerprint(self.config, files)
             return None if self._keep(state) else state
@@ -504,6 +526,9 @@ class ClassGrading:
     # -- the result ---------------------------------------------------------------------------------------
 
     def _score(self, state: _Student) -> None:
+        # A stop by signal (Slurm's scancel or time limit, a node going down) reaches the test programs too: a
+        # case it ended reads as a crash, so a student whose runs overlapped the stop is left for the next run.
+        self._check_stop(gpu_needed=False)
         outcomes = dict(state.run.outcomes)
         for case in self.config.timing_cases:
             if case not in outcomes:
@@ -540,6 +565,8 @@ class ClassGrading:
         extra.update(student=state.student.name, status=status, attention=notes, fingerprint=state.fingerprint,
                      lane={"gpu": self.gpu.key, "name": self.gpu.name, "cuda_visible_devices": self.gpu.visible})
         extra["phases_s"] = {key: round(value, 3) for key, value in state.phases_s.items()}
+        if state.student.lms:
+            extra["lms"] = state.student.lms
         if evaluation is not None:
             extra["lock_wait_by_kind_s"] = {key: round(value, 3) for key, value in state.run.lock_wait.items()}
             extra["reruns"] = state.run.reruns

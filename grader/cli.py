@@ -9,8 +9,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import (build, buildinfo, calls, classroom, handouts, intake, leaderboard, linkcheck, merge, record,
-                    release, report, sandbox, skeleton, slurm, variants)
+from grader import (build, buildinfo, calls, classroom, cluster, handouts, intake, leaderboard, linkcheck, lms, merge,
+                    record, release, report, sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu
@@ -140,6 +140,9 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
     if args.lane is None:
         print("\n" + result.summary)
         print(f"Gradebook: {out / 'gradebook.csv'}; summary: {out / 'summary.txt'}")
+        for upload in (lms.CANVAS_UPLOAD, lms.GRADESCOPE_UPLOAD):
+            if (out / upload).is_file():
+                print(f"Scores to upload to {upload.split('-')[0].capitalize()}: {out / upload}")
     if result.stopped:
         print("Stopped before the end: run the same command again to grade the rest (finished students are kept).")
         return INTERRUPTED_EXIT
@@ -195,6 +198,15 @@ def cmd_slurm(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cluster(args: argparse.Namespace) -> int:
+    load_lab(args.lab)  # a mistyped lab fails here, not after the job waited in the queue
+    try:
+        return cluster.run(args.lab, Path(args.build), args.python, args.grade, Path(args.config))
+    except cluster.ClusterError as error:
+        print(f"make cluster: {error}", file=sys.stderr)
+        return 2
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     try:
         merged = merge.merge(Path(args.out))
@@ -202,11 +214,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"merge refused: {error}", file=sys.stderr)
         return 1
     print(merged.summary)
-    if merged.missing_shards:
-        print(f"missing shards (no folder under {args.out}/shards): {merged.missing_shards}", file=sys.stderr)
     if merged.missing_students:
-        print(f"{len(merged.missing_students)} students have no result yet: {', '.join(merged.missing_students)}"
-              f"\n(re-run their array task, e.g. sbatch --array=<k> {args.out}/slurm/grade.sbatch, then merge again)",
+        print(f"{len(merged.missing_students)} students have no result yet: {', '.join(merged.missing_students)}",
+              file=sys.stderr)
+    if merged.missing_shards:
+        print(f"missing shards: {', '.join(str(k) for k in merged.missing_shards)} (a task that never ran, or was "
+              f"cancelled or lost its node before it finished)\n{merge.rerun_hint(merged, Path(args.out))}",
               file=sys.stderr)
     return 0 if merged.complete else 1
 
@@ -454,6 +467,18 @@ def parser() -> argparse.ArgumentParser:
     batch.add_argument("--submit", action="store_true", help="run sbatch on the script")
     batch.set_defaults(run=cmd_slurm)
 
+    on_cluster = commands.add_parser(
+        "cluster", help="run a lab's public tests (and grade) on the course's Slurm cluster (make cluster)",
+        description="Submit `make <lab>` (with --grade, then `make grade LAB=<lab>`) to the course's Slurm cluster "
+                    "with the settings of cluster.toml, print its output as it comes and exit as the job did. The "
+                    "checkout must be on a file system the cluster's nodes see.")
+    on_cluster.add_argument("--lab", required=True)
+    on_cluster.add_argument("--build", default="build", help="the build folder (default %(default)s)")
+    on_cluster.add_argument("--python", default="python3", help="the Python the job runs the grader with")
+    on_cluster.add_argument("--grade", action="store_true", help="then make grade LAB=<lab>")
+    on_cluster.add_argument("--config", default=str(cluster.CONFIG), help="the course's settings (default %(default)s)")
+    on_cluster.set_defaults(run=cmd_cluster)
+
     combine = commands.add_parser("merge", help="combine a Slurm grading's shards into one gradebook",
                                   description="Combine OUT/shards/*/ into OUT/<student>/, OUT/gradebook.csv and "
                                               "OUT/summary.txt; refuses students graded differently in two shards "
@@ -558,6 +583,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except (ConfigError, skeleton.MarkerError, handouts.HandoutError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except lms.ExportError as error:
+        print(f"{args.command}: the submissions folder looks like an LMS export, but {error}", file=sys.stderr)
         return 2
     except NoGpu as error:
         print(f"Grading needs a CUDA GPU, and this machine has none usable ({error}).\n"

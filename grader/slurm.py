@@ -40,9 +40,11 @@ class SlurmJob:
 
 def script(job: SlurmJob, repo: Path = REPO_ROOT) -> str:
     out = job.out.resolve()
+    # --requeue: a task whose node dies runs again from the start elsewhere, keeping the students it finished
+    # (grade-class resumes); --open-mode=append keeps the first run's log above the second's.
     directives = [f"--job-name=grade-{job.lab}", f"--array=0-{job.shards - 1}", f"--gres={job.gres}",
                   f"--cpus-per-task={job.cpus_per_task}", f"--time={job.time_limit}",
-                  f"--output={out / 'slurm' / 'shard-%a.log'}"]
+                  f"--output={out / 'slurm' / 'shard-%a.log'}", "--open-mode=append", "--requeue"]
     if job.partition:
         directives.append(f"--partition={job.partition}")
     if job.account:

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import lms
 from grader.report import write_text
 
 RESULTS = "results.json"
@@ -139,6 +140,14 @@ def write_gradebook(out_dir: Path, lab: str, maximum: float, table: list[Row], b
     return path
 
 
+def write_uploads(out_dir: Path, lab: str, results: dict[str, dict]) -> None:
+    """The scores to upload back to the LMS the submissions came from (lms.upload_rows), where they came from one."""
+    for name, rows in lms.upload_rows(lab, results).items():
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\n").writerows(rows)
+        write_text(out_dir / name, text.getvalue())
+
+
 def write_all(out_dir: Path, lab: str, maximum: float, students: list[str] | None = None,
               by_hand: float = 0.0) -> str:
     """Rewrite gradebook.csv, summary.txt and histogram.png from the results in `out_dir`; returns the summary.
@@ -147,6 +156,7 @@ def write_all(out_dir: Path, lab: str, maximum: float, students: list[str] | Non
     results = read_results(out_dir, students)
     table = rows(results)
     write_gradebook(out_dir, lab, maximum, table, by_hand)
+    write_uploads(out_dir, lab, results)
     picture = draw_histogram(out_dir / "histogram.png", lab, maximum, [r.score for r in table]) if table else ""
     missing = [name for name in (students or []) if name not in results]
     text = summary_text(lab, maximum, table, missing, picture, by_hand)

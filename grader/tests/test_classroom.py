@@ -281,6 +281,26 @@ def test_ctrl_c_stops_the_run_and_writes_the_gradebook_of_what_is_done(lab, tmp_
     assert "Not graded yet (1; run grade-class again to finish): zed" in (out / "summary.txt").read_text()
 
 
+def test_a_student_whose_tests_ran_as_the_run_stopped_is_left_for_the_next_run(lab, tmp_path: Path, monkeypatch):
+    """Slurm cancels a task with SIGTERM to each of its processes, test programs included, so a case that ran as
+    the run stopped may read as a crash: nothing is scored once the stop is seen."""
+    config, fakes, log = lab
+    submit(tmp_path / "in", "alice", toy("{}"))
+    stop = tmp_path / "stop"
+    real = classroom.ProgramRun.run_alone
+
+    def run_then_stop(self, cases, *args, **kwargs):  # alice's serial test or timing, as the signal lands
+        outcome = real(self, cases, *args, **kwargs)
+        if "reference" not in self.binary.name:
+            stop.touch()
+        return outcome
+
+    monkeypatch.setattr(classroom.ProgramRun, "run_alone", run_then_stop)
+    graded = grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, stop_file=stop)
+    assert graded.stopped
+    assert not (tmp_path / "out" / "alice" / "results.json").exists()
+
+
 def test_a_lane_stops_taking_work_when_its_stop_file_appears(lab, tmp_path: Path):
     config, fakes, log = lab
     a_class(tmp_path / "in")

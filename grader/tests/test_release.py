@@ -85,7 +85,8 @@ def test_make_help_and_make_n_test_work_in_the_release(release: Path):
     shown = _make(release, "help")
     assert shown.returncode == 0, shown.stderr
     targets = set(re.findall(r"make (\S+)", shown.stdout))
-    assert {"help", "build", "test", "grade", "clean", "<lab>"} <= targets
+    assert {"help", "build", "test", "grade", "clean", "<lab>", "cluster"} <= targets
+    assert (release / "cluster.toml").is_file()  # the course's cluster settings, for `make cluster`
     assert not targets & {"selfcheck", "bench-class", "release", "skeleton", "slides", "slides-check", "charts"}
     planned = _make(release, "-n", "test")
     assert planned.returncode == 0, planned.stderr

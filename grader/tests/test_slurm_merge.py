@@ -23,7 +23,8 @@ def test_the_script_is_an_array_of_shards_on_one_gpu_each(tmp_path: Path):
     lines = text.splitlines()
     assert lines[0] == "#!/bin/bash"
     for directive in ("--array=0-3", "--gres=gpu:1", "--cpus-per-task=16", "--time=04:00:00", "--partition=gpu",
-                      "--account=cs101", f"--output={tmp_path / 'graded' / 'slurm' / 'shard-%a.log'}"):
+                      "--account=cs101", f"--output={tmp_path / 'graded' / 'slurm' / 'shard-%a.log'}",
+                      "--open-mode=append", "--requeue"):
         assert f"#SBATCH {directive}" in lines
     command = lines[-1]
     assert command.startswith("python3 -m grader grade-class --lab 01-vector-add --submissions ")
@@ -117,3 +118,20 @@ def test_merge_reports_missing_shards_and_students(tmp_path: Path):
     done = subprocess.run([sys.executable, "-m", "grader", "merge", "--out", str(out)], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "missing shards" in done.stderr and "bo, cat" in done.stderr
+    assert f"shard 2 is missing cat: re-run it with  sbatch --array=2 {out / 'slurm' / 'grade.sbatch'}" in done.stderr
+
+
+def test_a_shard_whose_task_stopped_part_way_is_missing_though_its_folder_is_there(tmp_path: Path):
+    """A cancelled task, or one whose node died, leaves the students it finished: the shard is still missing."""
+    out, submissions = tmp_path / "graded", tmp_path / "in"
+    for name in ("amy", "bo", "cat", "dan"):
+        (submissions / name).mkdir(parents=True)
+    plan(out, submissions, 2)
+    shard_result(out, 0, "amy", 100)
+    shard_result(out, 0, "cat", 40)
+    shard_result(out, 1, "bo", 75)  # dan, also shard 1's, was being graded when the task stopped
+    merged = merge.merge(out)
+    assert merged.missing_shards == [1] and merged.missing_by_shard == {1: ["dan"]}
+    assert merge.rerun_hint(merged, out).splitlines() == [
+        f"shard 1 is missing dan: re-run it with  sbatch --array=1 {out / 'slurm' / 'grade.sbatch'}",
+        "then run merge again."]
