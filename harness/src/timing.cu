@@ -203,20 +203,18 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
   run.verified_calls = std::move(verified);
   const int total = options.warmup + options.repeats;
   double took_s = 0.0;
-  bool was_quiet = true;
-  // What the GPU does between the inputs and the clock; the twin that measures the path's cost
-  // repeats it, so that both calls find the GPU in the same state.
+  // What the GPU does between the inputs and the clock; whether it is then quiet. The twin that
+  // measures the path's cost repeats it, so that both calls find the GPU in the same state.
   const auto set_up = [&] {
     for (const Output& output : work.outputs) poison(output);
     flush.run();
     CUDA_CHECK(cudaDeviceSynchronize());
-    was_quiet = quiet(&took_s);
+    return quiet(&took_s);
   };
   for (int index = 0; index < total; ++index) {
     const Call call{index, options.warmup, total};
     if (work.refresh) work.refresh(call);
-    set_up();
-    if (!was_quiet) {
+    if (!set_up()) {
       run.failure = busy_message(work, call, took_s);
       return run;
     }
