@@ -78,11 +78,16 @@ def plan(out: Path, submissions: Path, shards: int) -> None:
                                                           "shards": shards}))
 
 
-def test_merge_combines_shards_into_one_gradebook(tmp_path: Path):
-    out, submissions = tmp_path / "graded", tmp_path / "in"
-    for name in ("amy", "bo", "cat", "dan"):
+def planned_class(out: Path, submissions: Path, names: tuple[str, ...], shards: int) -> None:
+    """A class of `names` (a folder each in `submissions`) planned as `shards` array tasks."""
+    for name in names:
         (submissions / name).mkdir(parents=True)
-    plan(out, submissions, 2)
+    plan(out, submissions, shards)
+
+
+def test_merge_combines_shards_into_one_gradebook(tmp_path: Path):
+    out = tmp_path / "graded"
+    planned_class(out, tmp_path / "in", ("amy", "bo", "cat", "dan"), 2)
     shard_result(out, 0, "amy", 100)
     shard_result(out, 0, "cat", 40)
     shard_result(out, 1, "bo", 75)
@@ -106,10 +111,8 @@ def test_merge_refuses_a_student_graded_differently_in_two_shards(tmp_path: Path
 
 
 def test_merge_reports_missing_shards_and_students(tmp_path: Path):
-    out, submissions = tmp_path / "graded", tmp_path / "in"
-    for name in ("amy", "bo", "cat"):
-        (submissions / name).mkdir(parents=True)
-    plan(out, submissions, 3)
+    out = tmp_path / "graded"
+    planned_class(out, tmp_path / "in", ("amy", "bo", "cat"), 3)
     shard_result(out, 0, "amy", 100)
     merged = merge.merge(out)
     assert not merged.complete
@@ -123,10 +126,8 @@ def test_merge_reports_missing_shards_and_students(tmp_path: Path):
 
 def test_a_shard_whose_task_stopped_part_way_is_missing_though_its_folder_is_there(tmp_path: Path):
     """A cancelled task, or one whose node died, leaves the students it finished: the shard is still missing."""
-    out, submissions = tmp_path / "graded", tmp_path / "in"
-    for name in ("amy", "bo", "cat", "dan"):
-        (submissions / name).mkdir(parents=True)
-    plan(out, submissions, 2)
+    out = tmp_path / "graded"
+    planned_class(out, tmp_path / "in", ("amy", "bo", "cat", "dan"), 2)
     shard_result(out, 0, "amy", 100)
     shard_result(out, 0, "cat", 40)
     shard_result(out, 1, "bo", 75)  # dan, also shard 1's, was being graded when the task stopped
