@@ -72,17 +72,13 @@ def shard_result(out: Path, shard: int, student: str, score: float, fingerprint:
     (folder / "report.txt").write_text(f"{student}: {score}\n")
 
 
-def plan(out: Path, submissions: Path, shards: int) -> None:
-    (out / "slurm").mkdir(parents=True)
-    (out / "slurm" / "plan.json").write_text(json.dumps({"lab": "01-vector-add", "submissions": str(submissions),
-                                                          "shards": shards}))
-
-
 def planned_class(out: Path, submissions: Path, names: tuple[str, ...], shards: int) -> None:
     """A class of `names` (a folder each in `submissions`) planned as `shards` array tasks."""
     for name in names:
         (submissions / name).mkdir(parents=True)
-    plan(out, submissions, shards)
+    (out / "slurm").mkdir(parents=True)
+    (out / "slurm" / "plan.json").write_text(json.dumps({"lab": "01-vector-add", "submissions": str(submissions),
+                                                          "shards": shards}))
 
 
 def test_merge_combines_shards_into_one_gradebook(tmp_path: Path):
