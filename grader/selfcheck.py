@@ -63,11 +63,13 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
                     second)
     report.write_json(build_dir / config.name / RESULTS_NAME, graded.results)  # for the GPU run record
     text.append(report.table(f"{config.name}: reference, against a second timing of itself", items))
+    costs = [f"reference {first.cost()}", f"its second timing {second.cost()}"]
     problems += reference_losses(items)
 
     skeleton_run = evaluate(config, skeleton, workroot / "skeleton", [t.name for t in config.tests], lock)
     skeleton_items = score_lab(config, skeleton_run.outcomes, None)
     text.append(report.table(f"{config.name}: untouched skeleton", skeleton_items))
+    costs.append(f"skeleton {skeleton_run.cost()}")
     gpu_tests = {t.name for t in config.tests if t.gpu}
     problems += [f"skeleton earns {i.score} points on '{i.name}'" for i in skeleton_items
                  if i.name in gpu_tests and i.score > 0]
@@ -77,6 +79,7 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
     for right in config.right:
         binary = build.binary_path(build_dir, config.name, f"right-{right.name}")
         outcome = evaluate(config, binary, workroot / f"right-{right.name}", [t.name for t in config.tests], lock)
+        costs.append(f"right-{right.name} {outcome.cost()}")
         failed = {name: o for name, o in outcome.outcomes.items() if not o.passed}
         text.append(f"{config.name}: correct alternative: {right.name} ({right.why}): "
                     f"{len(outcome.outcomes) - len(failed)} of {len(outcome.outcomes)} tests passed")
@@ -87,6 +90,7 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
         binary = build.binary_path(build_dir, config.name, f"wrong-{wrong.name}")
         # Only the tests that must catch the mistake: the variant's other results prove nothing.
         outcome = evaluate(config, binary, workroot / f"wrong-{wrong.name}", list(wrong.must_fail), lock)
+        costs.append(f"wrong-{wrong.name} {outcome.cost()}")
         caught = [f"  {name}: {outcome.outcomes[name].status}" for name in wrong.must_fail]
         text.append(f"{config.name}: wrong on purpose: {wrong.name} ({wrong.why})\n" + "\n".join(caught))
         for name in wrong.must_fail:
@@ -95,4 +99,6 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
                 problems.append(f"wrong variant '{wrong.name}' ({wrong.why}) passes '{name}', which must catch it")
             elif not any(m.strip() for m in got.messages):
                 problems.append(f"wrong variant '{wrong.name}' fails '{name}' without a message saying why")
+    # Where the self-check's time went, so that an instructor sees which variant or stage is slow.
+    text.append(f"{config.name}: time taken\n" + "\n".join(f"  {cost}" for cost in costs))
     return problems, "\n\n".join(text)

@@ -147,6 +147,12 @@ class Evaluation:
     info: RunInfo
     outcomes: dict[str, CaseOutcome] = field(default_factory=dict)
     lock_wait_s: float = 0.0  # time spent waiting for the GPU lock
+    seconds: float = 0.0  # the whole run's wall time, lock waits included
+    test_s: float = 0.0  # of which the tests' own seconds, as the test programs measured them
+
+    def cost(self) -> str:
+        """Where the run's time went, for a report: the programs' starts (sandbox, CUDA, inputs) are the rest."""
+        return f"{self.seconds:.1f} s (tests {self.test_s:.1f} s, GPU lock {self.lock_wait_s:.1f} s)"
 
 
 def _go_on() -> None:
@@ -223,7 +229,8 @@ class ProgramRun:
     def evaluation(self, cases: list[str] | None = None) -> Evaluation:
         """What the run came to: the outcomes of `cases`, in that order (default: all, as they came)."""
         outcomes = self.outcomes if cases is None else {name: self.outcomes[name] for name in cases}
-        return Evaluation(info=self.info, outcomes=dict(outcomes), lock_wait_s=sum(self.lock_wait.values()))
+        return Evaluation(info=self.info, outcomes=dict(outcomes), lock_wait_s=sum(self.lock_wait.values()),
+                          test_s=sum(o.seconds for o in outcomes.values()))
 
     def _shared(self, start: Callable[[_Argument], _Result], argument: _Argument) -> _Result:
         """`start(argument)` under the GPU lock held shared, booking the wait."""
@@ -281,6 +288,7 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
     """Run a built test program's test cases (all the config names, unless `cases` says which), under the GPU
     lock when one is given: those that may share the GPU first, then those that need it alone, in one
     exclusive hold."""
+    started = time.monotonic()
     wanted = list(cases) if cases is not None else list(config.all_case_names)
     program = ProgramRun(config, binary, workdir, lock)
     if program.list_cases(wanted):
@@ -290,7 +298,7 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
             with hold(lock, alone=True) as waited:
                 program.run_alone(order.alone)
             program.lock_wait["exclusive_s"] += waited
-    return program.evaluation(wanted)
+    return replace(program.evaluation(wanted), seconds=time.monotonic() - started)
 
 
 def time_reference(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock | None = None,
