@@ -28,8 +28,8 @@ test: build ## build everything, then run ctest (GPU tests skip without a GPU), 
 test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
 	cd $(BUILD) && ctest --output-on-failure -L gpu
 
-selfcheck: build ## reference full marks, skeleton zero, wrong variants caught, right ones pass (LAB=.., PARALLEL=..)
-	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(if $(LAB),--lab $(LAB)) $(if $(PARALLEL),--parallel $(PARALLEL))
+selfcheck: build ## reference full marks, skeleton zero, wrong variants caught, right ones pass (LAB="01-vector-add .." PARALLEL=..)
+	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(foreach lab,$(LAB),--lab $(lab)) $(if $(PARALLEL),--parallel $(PARALLEL))
 
 bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); on a GPU machine
 	$(if $(LAB),,$(error give the lab: make bench-class LAB=01-vector-add N=200))

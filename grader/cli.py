@@ -310,7 +310,7 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     _sandbox_for(untrusted=False, no_sandbox=args.no_sandbox)  # the grading runs exactly as a TA's would
     lock = GpuLock(list_gpus()[0].key)
     build_dir = Path(args.build_dir).resolve()
-    configs = [load_lab(lab) for lab in _labs(args.lab)]
+    configs = [load_lab(lab) for lab in (args.lab or list_labs())]
     # NoGpu here, before the variants are compiled for nothing.
     with tempfile.TemporaryDirectory(prefix="kit-gpu-probe-") as folder:
         reference = build.binary_path(build_dir, configs[0].name, "reference")
@@ -513,7 +513,8 @@ def parser() -> argparse.ArgumentParser:
     hand.set_defaults(run=cmd_handouts)
 
     selfcheck = commands.add_parser("selfcheck", help="reference full marks, skeleton zero, wrong variants lose, right ones pass")
-    selfcheck.add_argument("--lab")
+    selfcheck.add_argument("--lab", action="append", metavar="LAB",
+                           help="the lab to check; give it again for more (default: every lab)")
     selfcheck.add_argument("--build-dir", default="build")
     selfcheck.add_argument("--keep", action="store_true")
     selfcheck.add_argument("--parallel", type=int, default=1, metavar="N",

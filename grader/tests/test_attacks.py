@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader import sandbox
+from grader.config import load_lab
 from grader.errors import NoGpu
 from grader.grade import grade_submission
 from grader.tests.conftest import needs_cuda_toolchain
@@ -219,6 +220,44 @@ void launch_vector_add(const float* a, const float* b, float* c, int n) {
 }
 
 
+# Lab 04 forbids cuBLAS, which its tests load as the yardstick. A student who knows that looks the library up by
+# name (dlopen and dlsym, found through libc's own symbol table) and lets it do both launchers' work. Where the
+# runner's sandbox hides it, nothing is computed and every GPU test must fail.
+CUBLAS_BY_NAME = FIND_SYMBOL + """
+#include "kit/cuda_check.cuh"
+#include "tiled_matmul.cuh"
+using Open = void* (*)(const char*, int);
+using Find = void* (*)(void*, const char*);
+using Create = int (*)(void**);
+using Gemm = int (*)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
+                     const float*, float*, int);
+static Gemm found_gemm(void** handle) {
+  const auto open = reinterpret_cast<Open>(libc_symbol("dlopen"));
+  const auto find = reinterpret_cast<Find>(libc_symbol("dlsym"));
+  if (open == nullptr || find == nullptr) return nullptr;
+  for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so", "/usr/local/cuda/lib64/libcublas.so"}) {
+    void* library = open(name, 2);  // RTLD_NOW
+    if (library == nullptr) continue;
+    const auto create = reinterpret_cast<Create>(find(library, "cublasCreate_v2"));
+    const auto gemm = reinterpret_cast<Gemm>(find(library, "cublasSgemm_v2"));
+    if (create != nullptr && gemm != nullptr && create(handle) == 0) return gemm;
+  }
+  return nullptr;
+}
+// Row-major C = A B is column-major C^T = B^T A^T.
+static void gemm_by_name(const float* a, const float* b, float* c, int m, int k, int n) {
+  static void* handle = nullptr;
+  static const Gemm gemm = found_gemm(&handle);
+  const float one = 1.0f, zero = 0.0f;
+  if (gemm != nullptr) gemm(handle, 0, 0, n, m, k, &one, b, n, a, k, &zero, c, n);
+}
+void launch_tiled_matmul(const float* a, const float* b, float* c, int m, int k, int n) { gemm_by_name(a, b, c, m, k, n); }
+void launch_register_tiled_matmul(const float* a, const float* b, float* c, int m, int k, int n) {
+  gemm_by_name(a, b, c, m, k, n);
+}
+"""
+
+
 def _gpu_here() -> bool:
     return shutil.which("nvidia-smi") is not None and subprocess.run(["nvidia-smi", "-L"],
                                                                       capture_output=True).returncode == 0
@@ -239,7 +278,7 @@ def sandboxed():
 def _grade(config, tmp_path: Path, name: str, source: str, reference=None):
     folder = tmp_path / name.replace(" ", "-")
     folder.mkdir()
-    (folder / "vector_add.cu").write_text(source)
+    (folder / config.student_files[0]).write_text(source)
     return grade_submission(config, folder, tmp_path / f"{folder.name}-work", reference=reference)
 
 
@@ -291,3 +330,16 @@ def test_in_process_attacks_gain_nothing(lab01, tmp_path: Path):
     for attack, (total, perf) in scores.items():
         assert total <= honest.results["score"] + allowance, (attack, scores)
         assert perf <= _performance(honest.results) + allowance, (attack, scores)
+
+
+@needs_cuda_toolchain()
+def test_a_forbidden_library_looked_up_by_name_is_not_there(tmp_path: Path):
+    """Lab 04's tests load cuBLAS; the student's runner must not find it, however it asks."""
+    lab04 = load_lab("04-tiled-matmul")
+    try:
+        results = _grade(lab04, tmp_path, "cublas by name", CUBLAS_BY_NAME).results
+    except NoGpu as error:
+        pytest.skip(f"the attack needs a GPU ({error})")
+    on_gpu = {t.name for t in lab04.tests if t.gpu} | {p.name for p in lab04.perf}
+    earned = {t["name"]: t["score"] for t in results["tests"] if t["name"] in on_gpu and t["score"] > 0}
+    assert earned == {}, earned
