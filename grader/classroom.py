@@ -8,7 +8,7 @@
 - A student is a folder or a .zip in the submissions folder (read_class); anything else there
   (grades.csv, .DS_Store) is skipped with one warning, not graded as a student with 0 points.
 - The reference is built once, with every core, when the first student passes intake (a
-  class intake refuses whole builds nothing); each student's build links its
+  class that intake refuses whole builds nothing); each student's build links its
   compiled tests and harness (prebuilt.py), so only the student's files compile.
 - Each student's test program runs through the run stage's one scheduler
   (grader/run/schedule.py), as `grade` runs one submission's: the plain
@@ -291,7 +291,7 @@ class ClassGrading:
         self.progress = Progress(len(students), stream, options.counts_file)
         self.reference_build = options.reference_build
         self.reference_built = threading.Event()
-        self.reference_wanted = False  # once a student passes intake: a class intake refuses whole needs none
+        self.reference_wanted = False  # once a student passes intake: a class that intake refuses whole needs none
         self.reference: Evaluation | None = None
         self.stopping = threading.Event()
         self.no_gpu = ""
@@ -605,8 +605,8 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
         return ClassResult([], class_outputs(config, out_dir, []) if lane is None else "")
     sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing
     gpus = list_gpus()
-    # Lanes start from a reference built before any intake; a class intake refuses whole (the submissions of another
-    # lab, say) is refused here instead, building nothing.
+    # Lanes start from a reference built before any intake; a class that intake refuses whole (the submissions of
+    # another lab, say) is refused here instead, building nothing.
     if lane is None and len(gpus) > 1 and any(not check.problem for check in check_intake(config, submissions, shard)):
         return grade_on_lanes(config, submissions, out_dir, workroot, options, shard, gpus, stream)
     grading = ClassGrading(config, students, out_dir, workroot, options, gpus[0], stream)

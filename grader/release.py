@@ -56,8 +56,8 @@ MIN_LEAK_RUN = 2
 MIN_SECRET_DIGITS = 4
 # Numeric secrets are not looked for in drawings, whose coordinates are numbers of every kind.
 NO_NUMBER_CHECK = (".svg",)
-# An instructor-only path named as a path, wherever it stands ("docs/gpu-runs/", "../../solutions/"), but not a
-# longer name that ends with one; a folder only with its slash, so that prose saying "solutions" is no hit.
+# An instructor-only path named as a path, wherever it stands ("docs/gpu-runs/", "../../solutions/"), but not as
+# part of a longer name (mysolutions/); a folder only with its slash, so that prose saying "solutions" is no hit.
 INSTRUCTOR_PATH = re.compile("|".join(rf"(?<![\w.-]){re.escape(path)}" + ("" if path.endswith("/") else r"(?![\w-])")
                                       for path in INSTRUCTOR_ONLY))
 # The target of a Markdown link or image: [text](target) or [text](target "title").

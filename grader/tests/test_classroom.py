@@ -426,7 +426,7 @@ def test_an_empty_share_builds_and_runs_nothing(lab, tmp_path: Path, monkeypatch
 
 
 @pytest.mark.parametrize("gpu_count", [1, 2])
-def test_a_class_intake_refuses_whole_builds_and_times_nothing(lab, tmp_path: Path, monkeypatch, gpu_count: int):
+def test_a_class_that_intake_refuses_whole_builds_and_times_nothing(lab, tmp_path: Path, monkeypatch, gpu_count: int):
     """The submissions of another lab, say: every student is refused with the reason, without the reference's build
     (12 s for lab 01) or timing, on one GPU or several."""
     config, fakes, log = lab
