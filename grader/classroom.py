@@ -7,7 +7,8 @@
 
 - A student is a folder or a .zip in the submissions folder (read_class); anything else there
   (grades.csv, .DS_Store) is skipped with one warning, not graded as a student with 0 points.
-- The reference is built once, with every core; each student's build links its
+- The reference is built once, with every core, when the first student passes intake (a
+  class that intake refuses whole builds nothing); each student's build links its
   compiled tests and harness (prebuilt.py), so only the student's files compile.
 - Each student's test program runs through the run stage's one scheduler
   (grader/run/schedule.py), as `grade` runs one submission's: the plain
@@ -265,6 +266,7 @@ class _Student:
     work: Path
     started: float
     fingerprint: str = ""
+    staged: intake.Staged | None = None  # the student's files as intake copied them, and where each came from
     run: ProgramRun | None = None  # the student's built test program and what its cases came to, once built
     phases_s: dict[str, float] = field(default_factory=dict)  # where this student's time went
 
@@ -289,6 +291,7 @@ class ClassGrading:
         self.progress = Progress(len(students), stream, options.counts_file)
         self.reference_build = options.reference_build
         self.reference_built = threading.Event()
+        self.reference_wanted = False  # once a student passes intake: a class that intake refuses whole needs none
         self.reference: Evaluation | None = None
         self.stopping = threading.Event()
         self.no_gpu = ""
@@ -308,10 +311,13 @@ class ClassGrading:
         alone = threading.Thread(target=self._alone_worker, name="alone", daemon=True)
         interrupted = False
         try:
-            futures = [builders.submit(self._build_reference)]
+            futures = []
             alone.start()
             for student in self.students:  # intake is quick: refusals and kept results show at once
                 if (state := self._intake(student)) is not None:
+                    if not self.reference_wanted:  # the first student to build: the reference builds ahead of them
+                        self.reference_wanted = True
+                        futures.append(builders.submit(self._build_reference))
                     futures.append(builders.submit(self._build, state))
             wait(futures)
             self.correctness_pool.shutdown(wait=True)
@@ -393,10 +399,10 @@ class ClassGrading:
                 return self._refuse(state, student.problem, {})
             submission = gathered(student, state.work / "export")
             try:
-                staged = intake.stage(submission, self.config, state.work / "submission")
+                state.staged = intake.stage(submission, self.config, state.work / "submission")
             except intake.IntakeError as error:
                 return self._refuse(state, str(error), audit.submission_files(submission))
-            files = {name: (staged.folder / name).read_bytes() for name in staged.files}
+            files = {name: (state.staged.folder / name).read_bytes() for name in state.staged.files}
             state.fingerprint = audit.fingerprint(self.config, files)
             return None if self._keep(state) else state
         except Exception as error:  # noqa: BLE001 - one student's trouble must not stop the class
@@ -408,13 +414,14 @@ class ClassGrading:
             self.reference_built.wait()
             self._check_stop(gpu_needed=False)
             started = time.monotonic()
-            built = grade.build_submission(self.config, state.work / "submission", state.work / "build",
+            built = grade.build_submission(self.config, state.staged.folder, state.work / "build",
                                            self.reference_build)
             state.phases_s["build_s"] = time.monotonic() - started
             if not built.ok:
-                message = grade.compile_error_message(built)
-                self._finish(state, grade.all_zero(self.config, grade.NOT_RUN_COMPILE), message, ["build error"],
-                             "build_error")
+                # As `grade` says it: once, atop the report, naming the student's file rather than the staged copy.
+                message = grade.compile_error_message(built, state.staged)
+                self._write(state, grade.not_compiled(self.config, message, state.started), ["build error"],
+                            "build_error")
                 return
             state.run = ProgramRun(self.config, built.binary, state.work / "run", self.lock)
             self.correctness_pool.submit(self._guarded, state, self._correctness)
@@ -479,7 +486,7 @@ class ClassGrading:
 
     def _alone_worker(self) -> None:
         self.reference_built.wait()
-        if self.fatal is None and not self._stop_requested():
+        if self.reference_wanted and self.fatal is None and not self._stop_requested():
             self._guarded_reference()
         last = False
         while not last:
@@ -598,7 +605,9 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
         return ClassResult([], class_outputs(config, out_dir, []) if lane is None else "")
     sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing
     gpus = list_gpus()
-    if lane is None and len(gpus) > 1:
+    # Lanes start from a reference built before any intake; a class that intake refuses whole (the submissions of
+    # another lab, say) is refused here instead, building nothing.
+    if lane is None and len(gpus) > 1 and any(not check.problem for check in check_intake(config, submissions, shard)):
         return grade_on_lanes(config, submissions, out_dir, workroot, options, shard, gpus, stream)
     grading = ClassGrading(config, students, out_dir, workroot, options, gpus[0], stream)
     names = [s.name for s in students]

@@ -56,6 +56,14 @@ MIN_LEAK_RUN = 2
 MIN_SECRET_DIGITS = 4
 # Numeric secrets are not looked for in drawings, whose coordinates are numbers of every kind.
 NO_NUMBER_CHECK = (".svg",)
+# An instructor-only path named as a path, wherever it stands ("docs/gpu-runs/", "../../solutions/"), but not as
+# part of a longer name (mysolutions/); a folder only with its slash, so that prose saying "solutions" is no hit.
+INSTRUCTOR_PATH = re.compile("|".join(rf"(?<![\w.-]){re.escape(path)}" + ("" if path.endswith("/") else r"(?![\w-])")
+                                      for path in INSTRUCTOR_ONLY))
+# The target of a Markdown link or image: [text](target) or [text](target "title").
+MARKDOWN_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# A link that leaves the repository (https:, mailto:) or stays on its page (#a-heading).
+NOT_A_FILE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|#)", re.IGNORECASE)
 GIT_TIMEOUT_S = 120
 
 
@@ -212,21 +220,46 @@ def _copied_runs(text: str, solution_lines: dict[str, str]) -> list[tuple[int, s
     return runs
 
 
+def _student_files(root: Path) -> set[str]:
+    """The files students fill in (labs/<lab>/<file>), as the release names them."""
+    return {f"labs/{lab}/{name}" for lab in list_labs(root) for name in load_lab(lab, root).student_files}
+
+
+def _dangling(release: Path, path: Path, text: str) -> list[str]:
+    """Where a file a student reads sends them somewhere the release does not have: it names instructor material
+    (a student would look for docs/gpu-runs/ in vain), or a Markdown link's file is missing."""
+    relative = path.relative_to(release).as_posix()
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        found += [f"{relative}:{number}: names {named.group(0)}, which the release does not ship"
+                  for named in INSTRUCTOR_PATH.finditer(line)]
+        for target in MARKDOWN_LINK.findall(line) if relative.endswith(".md") else ():
+            if NOT_A_FILE.match(target) or INSTRUCTOR_PATH.search(target):
+                continue  # a web page or a heading; or instructor material, named just above
+            where = (path.parent / target.split("#")[0]).resolve()
+            if not (where.is_relative_to(release.resolve()) and where.exists()):
+                found.append(f"{relative}:{number}: links to {target}, which is not in the release")
+    return found
+
+
 def _secret_pattern(secret: str) -> re.Pattern:
     # Variant names hold '-' (a-name-like-this): a longer name that merely starts with a secret one is another name.
     return re.compile(rf"(?<![\w-]){re.escape(secret)}(?![\w-])")
 
 
 def find_leaks(release: Path, root: Path = REPO_ROOT, *more_roots: Path) -> list[str]:
-    """Every way the release shows instructor material, one line each; secrets are read from root (and
+    """Every way the release shows instructor material, or sends a student to a file it does not have (a name or
+    a link in the Markdown they read or the files they fill in), one line each; secrets are read from root (and
     more_roots: the commit released and the working tree may differ)."""
     solution_lines: dict[str, str] = {}
     secrets: dict[str, str] = {}
     rubric_lines: dict[str, str] = {}
+    student_files: set[str] = set()
     for source in (root, *more_roots):
         solution_lines.update(_solution_lines(source))
         secrets.update(_secrets(source))
         rubric_lines.update(_rubric_lines(source))
+        student_files |= _student_files(source)
     patterns = {secret: _secret_pattern(secret) for secret in secrets}
     leaks = []
     for path in sorted(p for p in release.rglob("*") if p.is_file() and ".git" not in p.relative_to(release).parts):
@@ -242,6 +275,8 @@ def find_leaks(release: Path, root: Path = REPO_ROOT, *more_roots: Path) -> list
                   for number, code, source in _copied_runs(text, solution_lines)]
         leaks += [f"{relative}:{number}: a line of the rubric {rubric_lines[line.strip()]}"
                   for number, line in enumerate(text.splitlines(), start=1) if line.strip() in rubric_lines]
+        if relative.endswith(".md") or relative in student_files:
+            leaks += _dangling(release, path, text)
         for secret, what in secrets.items():
             if secret.isdigit() and relative.endswith(NO_NUMBER_CHECK):
                 continue
@@ -315,8 +350,9 @@ def make_release(out: Path, root: Path = REPO_ROOT, allow_dirty: bool = False, g
         (out / "grader" / "COMMIT").write_text(commit + "\n")
         leaks = find_leaks(out, head, *([root] if root.resolve() != head.resolve() else []))
     if leaks:
-        raise LeakError(f"the release in {out} shows private material (nothing was committed; delete the folder, "
-                        f"fix the files, commit, and make it again):\n  " + "\n  ".join(leaks))
+        raise LeakError(f"the release in {out} shows private material or names files it does not ship (nothing "
+                        f"was committed; delete the folder, fix the files, commit, and make it again):\n  "
+                        + "\n  ".join(leaks))
     if git_init:
         _commit_all(out, f"CUDA labs (kit commit {commit[:12]})")
     return count

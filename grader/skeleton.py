@@ -38,10 +38,12 @@ class Region:
     end: int
 
 
-def _header(lab: str, name: str) -> list[str]:
+def _header(config: LabConfig) -> list[str]:
+    # Only what holds in the student's repository: it has no solutions/ to generate from, and no command to do it.
     return [
-        f"// Your file for lab {lab}: fill in every TODO below.",
-        f"// (Generated from solutions/{lab}/{name} by `python3 -m grader skeleton`.)",
+        f"// Your file for lab {config.name}: fill in every TODO below (the handout: labs/{config.name}/README.md).",
+        f"// Only {', '.join(config.student_files)} {'is' if len(config.student_files) == 1 else 'are'} taken when "
+        f"you are graded: the tests and headers are not yours to change.",
         "",
     ]
 
@@ -132,7 +134,7 @@ def skeleton_files(config: LabConfig) -> dict[Path, str]:
         if not source.is_file():
             raise MarkerError(f"{source}: missing (lab.toml lists it in student_files)")
         body, _ = strip_solution(source.read_text(), str(source))
-        generated[config.lab_dir / name] = "\n".join(_header(config.name, name)) + "\n" + body
+        generated[config.lab_dir / name] = "\n".join(_header(config)) + "\n" + body
     return generated
 
 

@@ -98,7 +98,8 @@ class FakeBuilds:
         self.builds.append(staged_folder)
         asked = behaviour_of((staged_folder / "toy.cu").read_text())
         if asked is None:
-            return BuildResult(ok=False, binary=None, log="toy.cu(3): error: expected a \";\"")
+            # nvcc names the file it compiled: the staged copy
+            return BuildResult(ok=False, binary=None, log=f"{staged_folder / 'toy.cu'}(3): error: expected a \";\"")
         program = write_program(build_dir, "toy-tests", self._behaviour(staged_folder.parent.name, asked))
         return BuildResult(ok=True, binary=program, log="")
 

@@ -372,6 +372,24 @@ def test_a_refused_submission_says_why_once_and_each_test_says_it_did_not_run(la
     assert report.count(grade.NOT_RUN_REFUSED) == len(ivan["tests"])
 
 
+def test_a_compile_error_is_said_once_naming_the_students_own_file(lab, tmp_path: Path):
+    """As `make grade` says it: the compiler's message once, above the tests, with the path the student knows (their
+    zip's entry, their folder's file), never the path of the copy the grader compiled."""
+    config, fakes, log = lab
+    submit(tmp_path / "in", "bob", toy("compile error"), as_zip=True)
+    write(tmp_path / "in" / "carl" / "src" / "toy.cu", toy("compile error"))
+    out = tmp_path / "out"
+    grade_it(config, tmp_path / "in", out, tmp_path)
+    for student, path in (("bob", "bob.zip:bob/toy.cu"), ("carl", "src/toy.cu")):
+        said = results(out, student)
+        error = f'{path}(3): error: expected a ";"'
+        assert said["output"] == f"Your code did not compile, so no test could run. The compiler said:\n{error}"
+        assert {t["output"] for t in said["tests"]} == {grade.NOT_RUN_COMPILE}  # not the message again, per test
+        report = (out / student / "report.txt").read_text()
+        assert report.startswith(said["output"]) and report.count(error) == 1
+        assert str(tmp_path / "work") not in json.dumps(said) + report
+
+
 def test_check_intake_checks_every_student_and_builds_nothing(lab, tmp_path: Path, monkeypatch):
     config, fakes, log = lab
 
@@ -405,6 +423,29 @@ def test_an_empty_share_builds_and_runs_nothing(lab, tmp_path: Path, monkeypatch
                                    stream=open("/dev/null", "w"))
     assert graded.students == [] and not graded.stopped
     assert (tmp_path / "out" / "gradebook.csv").read_text().splitlines() == ["student,60-toy,max"]
+
+
+@pytest.mark.parametrize("gpu_count", [1, 2])
+def test_a_class_that_intake_refuses_whole_builds_and_times_nothing(lab, tmp_path: Path, monkeypatch, gpu_count: int):
+    """The submissions of another lab, say: every student is refused with the reason, without the reference's build
+    (12 s for lab 01) or timing, on one GPU or several."""
+    config, fakes, log = lab
+
+    def never(*args, **kwargs):
+        raise AssertionError("a class with no one to build must not build, time or split the reference")
+    for name in ("build_reference_tree", "time_reference", "grade_on_lanes"):
+        monkeypatch.setattr(classroom, name, never)
+    gpus = [Gpu(key=f"fake-gpu-{k}", visible=str(k), name="Fake GPU") for k in range(gpu_count)]
+    monkeypatch.setattr(classroom, "list_gpus", lambda: gpus)
+    write(tmp_path / "in" / "alice" / "vector_add.cu", "__global__ void k() {}\n")  # lab 01's file
+    submit(tmp_path / "in", "dave", toy("{}", "system(\"ls\");"))
+    out = tmp_path / "out"
+    graded = grade_it(config, tmp_path / "in", out, tmp_path)
+    assert graded.students == ["alice", "dave"] and not graded.stopped
+    assert graded.phases_s["reference_build_s"] == 0
+    assert results(out, "alice")["output"] == "Not graded: the submission has no toy.cu (lab 60-toy needs toy.cu)"
+    assert "uses 'system'" in results(out, "dave")["output"]
+    assert "2 students graded" in (out / "summary.txt").read_text()
 
 
 def test_grade_and_a_class_start_the_same_programs_for_a_student(lab, tmp_path: Path):

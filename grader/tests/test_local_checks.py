@@ -112,6 +112,25 @@ def test_make_lab_checks_then_builds(makefile: str):
                       "\t$(BUILD)/$@/$@-tests"]
 
 
+@needs_cuda_toolchain()
+@pytest.mark.skipif(shutil.which("ninja") is None, reason="reads the build's commands from Ninja")
+def test_make_lab_links_the_students_code_only_after_grading_s_link_check(tmp_path: Path):
+    """`make <lab>` configures as a student's checkout does (their own folder, no sandbox): the program that holds
+    their code still links only after `grader link-check` on their object file, as in grading (harness/KitLab.cmake),
+    so what the link check refuses stops the local build too."""
+    configured = subprocess.run(["cmake", "-S", str(REPO), "-B", str(tmp_path), "-DKIT_LABS=01-vector-add", "-G",
+                                 "Ninja", f"-DPython3_EXECUTABLE={sys.executable}"],
+                                capture_output=True, text=True, timeout=300)
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    commands = subprocess.run(["ninja", "-C", str(tmp_path), "-t", "commands", "01-vector-add-tests"],
+                              capture_output=True, text=True, timeout=60, check=True).stdout
+    runner = "-o 01-vector-add/01-vector-add-tests-runner"
+    link = next(line for line in commands.splitlines() if runner in line)
+    before_the_link = link[:link.index(runner)]
+    assert "-m grader link-check" in before_the_link
+    assert "--student " + str(tmp_path) in before_the_link and "labs/01-vector-add/vector_add.cu.o" in before_the_link
+
+
 @pytest.mark.parametrize("lab", list_labs())
 def test_every_handout_says_what_student_code_may_not_use(lab: str):
     config = load_lab(lab)

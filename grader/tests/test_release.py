@@ -191,6 +191,34 @@ def test_leaks_are_found(release: Path, clone: Path, tmp_path: Path, lab01):
     assert "Makefile: not the student one" in leaks
 
 
+def test_a_file_a_student_reads_may_not_send_them_where_the_release_does_not_go(release: Path, clone: Path,
+                                                                               tmp_path: Path):
+    """The release leaves docs/gpu-runs/, solutions/ and the instructor's how-tos out: a handout, deck or student
+    file that names one, or a Markdown link to a file that is not there, is a dead end the check finds."""
+    leaky = tmp_path / "leaky"
+    shutil.copytree(release, leaky, ignore=shutil.ignore_patterns(".git"))
+    handout = leaky / "labs/05-reduction/README.md"
+    lines = handout.read_text().count("\n")
+    handout.write_text(handout.read_text() + "The reference's numbers are in the run records (`docs/gpu-runs/`).\n"
+                       "See [how labs are made](../../docs/adding-a-lab.md) and [profiling](../../docs/profiling.md).\n"
+                       "Fine: [lab 01](../01-vector-add/README.md#grading), [CUDA](https://docs.nvidia.com/cuda/), "
+                       "[above](#grading), and the reference solutions.\n")
+    deck = leaky / "slides/05-reduction.md"
+    deck.write_text(deck.read_text() + "\n![the bars](charts/no-such-chart.svg)\n")
+    student = leaky / "labs/01-vector-add/vector_add.cu"
+    student.write_text("// Generated from solutions/01-vector-add/vector_add.cu.\n" + student.read_text())
+    leaks = find_leaks(leaky, clone)
+    assert [leak for leak in leaks if leak.startswith("labs/05-reduction/README.md")] == [
+        f"labs/05-reduction/README.md:{lines + 1}: names docs/gpu-runs/, which the release does not ship",
+        f"labs/05-reduction/README.md:{lines + 2}: names docs/adding-a-lab.md, which the release does not ship",
+        f"labs/05-reduction/README.md:{lines + 2}: links to ../../docs/profiling.md, which is not in the release"]
+    assert any(leak.startswith("slides/05-reduction.md:") and leak.endswith(
+        "links to charts/no-such-chart.svg, which is not in the release") for leak in leaks)
+    assert "labs/01-vector-add/vector_add.cu:1: names solutions/, which the release does not ship" in leaks
+    # The grader's own code names solutions/ where it looks for it (grader/config.py): code, not a student's read.
+    assert not [leak for leak in leaks if leak.startswith("grader/")]
+
+
 def test_a_leak_stops_the_release(clone: Path, tmp_path: Path, lab01):
     hidden_name = next(t.name for t in lab01.tests if t.hidden)
     handout = clone / "labs/01-vector-add/README.md"

@@ -40,7 +40,10 @@ def test_generate_then_check_round_trip(toy_repo: Path):
     assert differences(config) == []
     assert write(config) == []  # unchanged files are left alone
     generated = (toy_repo / "labs/50-toy/toy.cu").read_text()
-    assert generated.startswith("// Your file for lab 50-toy")
+    # The header names only what a student's repository holds: no solutions/, no command to regenerate it.
+    assert generated.startswith("// Your file for lab 50-toy: fill in every TODO below (the handout: "
+                                "labs/50-toy/README.md).\n// Only toy.cu is taken when you are graded")
+    assert "solutions/" not in generated and "grader skeleton" not in generated
 
     reference = toy_repo / "solutions/50-toy/toy.cu"
     reference.write_text(reference.read_text().replace("return n;", "return n + 0;").replace(

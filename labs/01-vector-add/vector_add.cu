@@ -1,5 +1,5 @@
-// Your file for lab 01-vector-add: fill in every TODO below.
-// (Generated from solutions/01-vector-add/vector_add.cu by `python3 -m grader skeleton`.)
+// Your file for lab 01-vector-add: fill in every TODO below (the handout: labs/01-vector-add/README.md).
+// Only vector_add.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include "kit/cuda_check.cuh"
 #include "vector_add.cuh"

@@ -1,5 +1,5 @@
-// Your file for lab 02-picture-kernel: fill in every TODO below.
-// (Generated from solutions/02-picture-kernel/picture_kernel.cu by `python3 -m grader skeleton`.)
+// Your file for lab 02-picture-kernel: fill in every TODO below (the handout: labs/02-picture-kernel/README.md).
+// Only picture_kernel.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include <algorithm>
 #include <cstdint>

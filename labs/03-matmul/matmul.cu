@@ -1,5 +1,5 @@
-// Your file for lab 03-matmul: fill in every TODO below.
-// (Generated from solutions/03-matmul/matmul.cu by `python3 -m grader skeleton`.)
+// Your file for lab 03-matmul: fill in every TODO below (the handout: labs/03-matmul/README.md).
+// Only matmul.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include "kit/cuda_check.cuh"
 #include "matmul.cuh"

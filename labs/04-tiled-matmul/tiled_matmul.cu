@@ -1,5 +1,5 @@
-// Your file for lab 04-tiled-matmul: fill in every TODO below.
-// (Generated from solutions/04-tiled-matmul/tiled_matmul.cu by `python3 -m grader skeleton`.)
+// Your file for lab 04-tiled-matmul: fill in every TODO below (the handout: labs/04-tiled-matmul/README.md).
+// Only tiled_matmul.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include <cstdint>
 

@@ -1,5 +1,5 @@
-// Your file for lab 05-reduction: fill in every TODO below.
-// (Generated from solutions/05-reduction/reduction.cu by `python3 -m grader skeleton`.)
+// Your file for lab 05-reduction: fill in every TODO below (the handout: labs/05-reduction/README.md).
+// Only reduction.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include <algorithm>
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Your file for lab 06-scan: fill in every TODO below.
-// (Generated from solutions/06-scan/scan.cu by `python3 -m grader skeleton`.)
+// Your file for lab 06-scan: fill in every TODO below (the handout: labs/06-scan/README.md).
+// Only scan.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include "kit/cuda_check.cuh"
 #include "scan.cuh"

@@ -1,5 +1,5 @@
-// Your file for lab 07-transpose: fill in every TODO below.
-// (Generated from solutions/07-transpose/transpose.cu by `python3 -m grader skeleton`.)
+// Your file for lab 07-transpose: fill in every TODO below (the handout: labs/07-transpose/README.md).
+// Only transpose.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include "kit/cuda_check.cuh"
 #include "transpose.cuh"

@@ -1,5 +1,5 @@
-// Your file for lab 08-streams: fill in every TODO below.
-// (Generated from solutions/08-streams/streams.cu by `python3 -m grader skeleton`.)
+// Your file for lab 08-streams: fill in every TODO below (the handout: labs/08-streams/README.md).
+// Only streams.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include <algorithm>
 #include <climits>

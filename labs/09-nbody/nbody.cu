@@ -1,5 +1,5 @@
-// Your file for lab 09-nbody: fill in every TODO below.
-// (Generated from solutions/09-nbody/nbody.cu by `python3 -m grader skeleton`.)
+// Your file for lab 09-nbody: fill in every TODO below (the handout: labs/09-nbody/README.md).
+// Only nbody.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include "kit/cuda_check.cuh"
 #include "nbody.cuh"

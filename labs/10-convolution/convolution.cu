@@ -1,5 +1,5 @@
-// Your file for lab 10-convolution: fill in every TODO below.
-// (Generated from solutions/10-convolution/convolution.cu by `python3 -m grader skeleton`.)
+// Your file for lab 10-convolution: fill in every TODO below (the handout: labs/10-convolution/README.md).
+// Only convolution.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include <stdexcept>
 #include <string>

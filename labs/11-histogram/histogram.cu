@@ -1,5 +1,5 @@
-// Your file for lab 11-histogram: fill in every TODO below.
-// (Generated from solutions/11-histogram/histogram.cu by `python3 -m grader skeleton`.)
+// Your file for lab 11-histogram: fill in every TODO below (the handout: labs/11-histogram/README.md).
+// Only histogram.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include <algorithm>
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Your file for lab 12-libraries: fill in every TODO below.
-// (Generated from solutions/12-libraries/libraries.cu by `python3 -m grader skeleton`.)
+// Your file for lab 12-libraries: fill in every TODO below (the handout: labs/12-libraries/README.md).
+// Only libraries.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include <cuComplex.h>
 #include <thrust/execution_policy.h>
