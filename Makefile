@@ -18,11 +18,12 @@ help: ## list the targets
 grade: ## grade your labs (or LAB=.. [SUBMISSION=..]); prints a score table
 	$(PYTHON) -m grader grade $(if $(LAB),--lab $(LAB)) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
-test: build ## build everything, then run ctest (GPU tests skip without a GPU), grader tests, skeleton and handout checks
+test: build ## build everything, then run ctest (GPU tests skip without a GPU), grader tests, skeleton, handout and figure checks
 	cd $(BUILD) && ctest --output-on-failure --parallel $(JOBS)
 	$(if $(PYTEST),$(PYTEST) -q grader/tests,$(error no Python with pytest found: apt-get install python3-pytest))
 	$(PYTHON) -m grader skeleton --check
 	$(PYTHON) -m grader handouts --check
+	$(PYTHON) -m grader figures --check
 	$(MAKE) --no-print-directory slides-check
 
 test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)

@@ -209,3 +209,23 @@ def test_a_decks_figures_are_checked_like_a_handouts(repo: Path):
 def test_a_question_sheet_is_checked_too(repo: Path):
     found = _only(_run(repo, "Expect about 2.0 here.\n", "labs/50-toy/QUESTIONS.md"))
     assert found.startswith("labs/50-toy/QUESTIONS.md:1: ")
+
+
+# --- this repository --------------------------------------------------------------------------------
+
+def test_every_handout_and_deck_figure_follows_the_newest_gpu_run_records():
+    if not any((REPO / "docs/gpu-runs").glob("*.json")):
+        pytest.skip("no GPU run records here (student release): nothing to check the figures against")
+    done = subprocess.run([sys.executable, "-m", "grader", "figures", "--check"], cwd=REPO, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, "run `make figures`, or mark the figure:\n" + done.stdout + done.stderr
+
+
+def test_the_figures_and_the_charts_come_from_the_same_record():
+    if not any((REPO / "docs/gpu-runs").glob("*.json")):
+        pytest.skip("no GPU run records here (student release)")
+    charts = json.loads((REPO / "slides/charts/sources.json").read_text())
+    for lab, source in figures.sources().items():
+        chart = charts.get(f"{lab}.png")
+        if chart:
+            assert chart["source"]["record"] == source.record, f"{lab}: its chart and figures name other records"
