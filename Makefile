@@ -3,7 +3,7 @@ include labs.mk
 # pytest may live in another interpreter than the first python3 (e.g. Debian's python3-pytest).
 PYTEST  ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && echo "$$p -m pytest" && break; done)
 
-.PHONY: help test test-gpu grade selfcheck bench-class leaderboard release skeleton skeleton-check handouts slides slides-check charts
+.PHONY: help test test-gpu grade selfcheck bench-class leaderboard release skeleton skeleton-check handouts figures slides slides-check charts
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -18,11 +18,12 @@ help: ## list the targets
 grade: ## grade your labs (or LAB=.. [SUBMISSION=..]); prints a score table
 	$(PYTHON) -m grader grade $(if $(LAB),--lab $(LAB)) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
-test: build ## build everything, then run ctest (GPU tests skip without a GPU), grader tests, skeleton and handout checks
+test: build ## build everything, then run ctest (GPU tests skip without a GPU), grader tests, skeleton, handout and figure checks
 	cd $(BUILD) && ctest --output-on-failure --parallel $(JOBS)
 	$(if $(PYTEST),$(PYTEST) -q grader/tests,$(error no Python with pytest found: apt-get install python3-pytest))
 	$(PYTHON) -m grader skeleton --check
 	$(PYTHON) -m grader handouts --check
+	$(PYTHON) -m grader figures --check
 	$(MAKE) --no-print-directory slides-check
 
 test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
@@ -52,6 +53,9 @@ skeleton-check: ## fail if a committed skeleton differs from its reference
 handouts: ## write each handout's grading section (labs/<lab>/README.md) from its lab.toml
 	$(PYTHON) -m grader handouts
 
+figures: ## write the measured figures of handouts and decks from the newest GPU run records (docs/gpu-runs/)
+	$(PYTHON) -m grader figures
+
 # Lecture decks: Markdown rendered by Marp (`npm ci --prefix slides` installs it); see slides/README.md.
 slides: ## build the lecture decks into build/slides/ (HTML; PDF too where Chromium is installed)
 	slides/build.sh $(BUILD)/slides
@@ -59,5 +63,5 @@ slides: ## build the lecture decks into build/slides/ (HTML; PDF too where Chrom
 slides-check: ## check the decks: one per lab, each builds, images resolve, no reference code
 	$(if $(PYTEST),$(PYTEST) -q slides/tests,$(error no Python with pytest found: apt-get install python3-pytest))
 
-charts: ## redraw the slides' charts from the GPU run records in docs/gpu-runs/
+charts: ## redraw the slides' charts from the GPU run records in docs/gpu-runs/ (then make figures)
 	$(if $(PLOT_PYTHON),$(PLOT_PYTHON) slides/charts/make_charts.py,$(error no Python with matplotlib found: apt-get install python3-matplotlib))

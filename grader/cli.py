@@ -9,8 +9,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import (build, buildinfo, calls, classroom, cluster, handouts, intake, leaderboard, linkcheck, lms, merge,
-                    record, release, report, sandbox, skeleton, slurm, variants)
+from grader import (build, buildinfo, calls, classroom, cluster, figures, handouts, intake, leaderboard, linkcheck, lms,
+                    merge, record, release, report, sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu
@@ -277,6 +277,28 @@ def cmd_handouts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_figures(args: argparse.Namespace) -> int:
+    if not any((REPO_ROOT / "docs" / "gpu-runs").glob("*.json")):
+        print("figures: no GPU run records in docs/gpu-runs/ (a student's checkout has none): nothing to check")
+        return 0
+    result = figures.run(write=not args.check)
+    if args.list:
+        for mark in result.marks:
+            print(f"{mark.where}: {mark.text}")
+    for problem in result.problems + (result.stale if args.check else []):
+        print(problem)
+    for path in result.changed:
+        print(f"wrote {path}")
+    if result.problems or (args.check and result.stale):
+        print(f"{len(result.problems) + (len(result.stale) if args.check else 0)} figure problem(s). A figure "
+              f"read as measured carries <!-- measured: EXPRESSION --> right after its number, a comparison "
+              f"<!-- measured: A < B --> in its sentence, program output <!-- measured --> on the line before its "
+              f"block; what no record holds, <!-- unmeasured: why -->. `make figures` writes the marked figures from "
+              f"the newest GPU run records in docs/gpu-runs/; grader/figures.py says more.", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_configure(args: argparse.Namespace) -> int:
     buildinfo.write(load_lab(args.lab), Path(args.out))
     return 0
@@ -511,6 +533,15 @@ def parser() -> argparse.ArgumentParser:
                       help="exit 1 naming the lab and the first difference if a handout does not follow its config, "
                            "or a lab's points do not sum to 100")
     hand.set_defaults(run=cmd_handouts)
+
+    figs = commands.add_parser("figures", help="write the measured figures of the handouts and decks from the newest "
+                               "GPU run records in docs/gpu-runs/")
+    figs.add_argument("--check", action="store_true",
+                      help="exit 1 if a figure differs from its record, a claim contradicts it, or a handout or deck "
+                           "states a measured figure or a comparison without a mark")
+    figs.add_argument("--list", action="store_true", help="print every mark: its value and record, or why no record "
+                                                          "holds it")
+    figs.set_defaults(run=cmd_figures)
 
     selfcheck = commands.add_parser("selfcheck", help="reference full marks, skeleton zero, wrong variants lose, right ones pass")
     selfcheck.add_argument("--lab", action="append", metavar="LAB",

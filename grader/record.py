@@ -42,3 +42,39 @@ def gather(build_dir: Path, commit: str, date: str | None = None) -> dict:
             "measurements": _measurements(extra.get("timings", {})),
         }
     return record
+
+
+RECORDS_DIR = Path(__file__).resolve().parent.parent / "docs" / "gpu-runs"
+
+
+class RecordError(Exception):
+    """A GPU run record cannot be read; the message names the file."""
+
+
+def load_records(records: Path = RECORDS_DIR) -> list[tuple[Path, dict]]:
+    """Every GPU run record (docs/gpu-runs/*.json), in file name order."""
+    out = []
+    for path in sorted(records.glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as err:
+            raise RecordError(f"{path}: not a readable JSON record ({err})") from err
+        if not isinstance(data, dict) or not isinstance(data.get("labs"), dict):
+            raise RecordError(f"{path}: no 'labs' object")
+        out.append((path, data))
+    return out
+
+
+def newest(records: Path = RECORDS_DIR) -> dict[str, tuple[Path, dict]]:
+    """For each lab, the newest record that measured it (latest date, then file name): its path and contents.
+
+    The slides' charts and the measured figures of handouts and decks both come from this choice."""
+    found: dict[str, tuple[tuple[str, str], Path, dict]] = {}
+    for path, data in load_records(records):
+        for lab, entry in data["labs"].items():
+            if not isinstance(entry, dict) or not entry.get("measurements"):
+                continue
+            key = (str(data.get("date", "")), path.name)
+            if lab not in found or key > found[lab][0]:
+                found[lab] = (key, path, data)
+    return {lab: (path, data) for lab, (_, path, data) in found.items()}

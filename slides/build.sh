@@ -27,11 +27,13 @@ cp -R "$here/img" "$here/charts" "$out/"
 rm -f "$out/img/draw.py" "$out/charts/make_charts.py" "$out/charts/sources.json"
 
 # One Marp process converts a whole folder (starting one per deck costs a second each), so the
-# decks are linked into a folder of their own, next to links to the images they use.
+# decks are copied into a folder of their own, next to links to the images they use. The copies
+# leave out the marks of measured figures (<!-- measured: ... -->, grader/figures.py): Marp would
+# show them as presenter notes.
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 for deck in "${decks[@]}"; do
-  ln -s "$(cd "$(dirname "$deck")" && pwd)/$(basename "$deck")" "$stage/"
+  perl -pe 's/<!--\s*(?:un)?measured\b.*?-->//g' "$deck" >"$stage/$(basename "$deck")"
 done
 ln -s "$here/img" "$stage/img"
 ln -s "$here/charts" "$stage/charts"

@@ -10,8 +10,9 @@ record each chart was drawn from. A lab's chart shows its newest measurements (l
 date, then file name); a lab with none yet gets a placeholder that says so, so a deck can always
 link charts/<lab>.png.
 
-The choice of record (`plan`) is plain Python, so the deck checks can tell, without matplotlib,
-whether the committed charts are those of the newest records. Drawing needs matplotlib
+The choice of record (`plan`, through grader.record.newest, which also picks the record the handouts'
+and decks' measured figures come from) is plain Python, so the deck checks can tell, without
+matplotlib, whether the committed charts are those of the newest records. Drawing needs matplotlib
 (Debian: apt-get install python3-matplotlib).
 """
 from __future__ import annotations
@@ -25,14 +26,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SLIDES = HERE.parent
 REPO = SLIDES.parent
+sys.path.insert(0, str(REPO))
+from grader.record import RecordError, load_records, newest  # noqa: E402  (the choice of record is shared)
+
 RECORDS = REPO / "docs" / "gpu-runs"
 MANIFEST = HERE / "sources.json"
 DECK = re.compile(r"^(\d\d-[a-z0-9-]+)\.md$")
 SIZED = re.compile(r"^(.*?)[_-](\d+)$")   # e.g. matmul_tiled_1024: a series over sizes
-
-
-class RecordError(Exception):
-    """A GPU run record cannot be read; the message names the file."""
 
 
 def chart_labs(slides: Path = SLIDES, repo: Path = REPO) -> list[str]:
@@ -42,34 +42,14 @@ def chart_labs(slides: Path = SLIDES, repo: Path = REPO) -> list[str]:
     return sorted(name for name in decks | labs if not name.startswith("00-"))
 
 
-def load_records(records: Path = RECORDS) -> list[tuple[Path, dict]]:
-    out = []
-    for path in sorted(records.glob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as err:
-            raise RecordError(f"{path}: not a readable JSON record ({err})") from err
-        if not isinstance(data, dict) or not isinstance(data.get("labs"), dict):
-            raise RecordError(f"{path}: no 'labs' object")
-        out.append((path, data))
-    return out
-
-
 def plan(records: Path = RECORDS, slides: Path = SLIDES, repo: Path = REPO) -> dict[str, dict]:
     """For each chart file: the lab, and the record its data comes from (None: no data yet)."""
-    newest: dict[str, tuple[tuple[str, str], Path, dict]] = {}
-    for path, data in load_records(records):
-        for lab, entry in data["labs"].items():
-            if not isinstance(entry, dict) or not entry.get("measurements"):
-                continue
-            key = (str(data.get("date", "")), path.name)
-            if lab not in newest or key > newest[lab][0]:
-                newest[lab] = (key, path, data)
+    chosen = newest(records)
     result = {}
     for lab in chart_labs(slides, repo):
         source = None
-        if lab in newest:
-            _, path, data = newest[lab]
+        if lab in chosen:
+            path, data = chosen[lab]
             source = {"record": path.relative_to(repo).as_posix(), "date": data.get("date", "?"),
                       "gpu": data.get("gpu", "?"), "driver": data.get("driver", "?"),
                       "commit": data.get("commit", "?")}

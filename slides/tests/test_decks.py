@@ -1,9 +1,10 @@
 """Checks of the lecture decks: `make slides-check`, part of `make test`; no GPU needed.
 
 A deck is slides/<lab>.md for every lab in labs/, plus slides/00-course.md. The checks: every lab
-has its deck; every deck builds with Marp; every image it links exists; the diagrams are what
-slides/img/draw.py draws and the charts come from the newest GPU run records; and no deck or
-diagram shows code from a reference solution region (students get the slides).
+has its deck; every deck builds with Marp, without the marks of its measured figures; every image
+it links exists; the diagrams are what slides/img/draw.py draws and the charts come from the newest
+GPU run records; and no deck or diagram shows code from a reference solution region (students get
+the slides). The measured figures themselves are checked by grader/tests/test_figures.py.
 """
 from __future__ import annotations
 
@@ -139,6 +140,13 @@ def test_every_deck_builds_to_html(deck: Path, built: Path) -> None:
     sections = html.read_text().count("<section")
     assert sections >= slide_count(deck), f"slides/{deck.name}: {sections} slides in the HTML, " \
                                           f"{slide_count(deck)} in the Markdown"
+
+
+@pytest.mark.parametrize("deck", decks(), ids=lambda p: p.name)
+def test_no_deck_shows_the_marks_of_its_measured_figures(deck: Path, built: Path) -> None:
+    html = (built / f"{deck.stem}.html").read_text()
+    shown = re.findall(r"(?:un)?measured(?: \d\d-[a-z0-9-]+)?:[^<]{0,60}", html)
+    assert not shown, f"slides/{deck.name}: marks of measured figures reach the HTML (presenter notes?): {shown[:3]}"
 
 
 @pytest.mark.parametrize("deck", decks(), ids=lambda p: p.name)

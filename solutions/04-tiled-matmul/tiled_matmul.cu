@@ -120,7 +120,7 @@ static_assert(kBlockM * kBlockK == 4 * kRegThreads && kBlockK * kBlockN == 4 * k
 // columns of C and blockIdx.y tiles down its rows; any m, k, n >= 1. float4
 // accesses need 16-byte alignment: only when k and n are multiples of 4 (and
 // the pointers are 16-byte aligned) do rows of A, B and C start on one.
-// Must not: read outside a and b, or write outside c. [extra credit: 5 points + 10 for speed]
+// Must not: read outside a and b, or write outside c. [extra credit: 6 points + 10 for speed]
 // __launch_bounds__ promises at most kRegThreads threads per block and asks for
 // two blocks per SM: at most 128 registers per thread, enough for 64 sums.
 __global__ void __launch_bounds__(kRegThreads, 2)
