@@ -87,7 +87,8 @@ inline DeviceFacts runtime_facts(int device) {
   facts.copy_engines = attribute(cudaDevAttrAsyncEngineCount, device);
   facts.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate, device);
   facts.memory_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, device);
-  facts.peak_bandwidth_gb_s = 2.0 * facts.memory_clock_khz * 1e3 * (facts.memory_bus_bits / 8.0) / 1e9;
+  const double transfers_per_s = 2.0 * 1e3 * facts.memory_clock_khz;  // two a clock, the clock in kHz
+  facts.peak_bandwidth_gb_s = transfers_per_s * facts.memory_bus_bits / 8.0 / 1e9;
   return facts;
 }
 
@@ -270,9 +271,9 @@ inline void check_spin_timing(int spin_us, int blocks, int warmup, int repeats) 
 // ---- Part 4: kernels and occupancy, as the runtime tells the judge of its own copy ----
 
 inline cudaFuncAttributes runtime_attributes(LabKernel kernel) {
-  cudaFuncAttributes attributes{};
-  CUDA_CHECK(cudaFuncGetAttributes(&attributes, lab_kernel(kernel)));
-  return attributes;
+  cudaFuncAttributes compiled{};
+  CUDA_CHECK(cudaFuncGetAttributes(&compiled, lab_kernel(kernel)));
+  return compiled;
 }
 
 inline void check_kernel_facts(const NamedKernel& named) {
