@@ -72,8 +72,8 @@ void record_places(ThreadPlace* d_places, int count, int threads_per_block, int 
 // launch adds 1 to *launches (unless launches is null), so the tests can count them.
 enum class LabKernel : int {
   kScale = 0,          // x = 0.999 x + 0.001, `rounds` times, on each of data[0, n): memory bound
-  kManyRegisters = 1,  // 64 values per thread kept in registers, `rounds` steps on each: many registers
-  kSpilling = 2,       // the same work, with __launch_bounds__ capping it at 32 registers: the rest spill
+  kManyRegisters = 1,  // 128 values per thread kept in registers, `rounds` steps on each: many registers
+  kSpilling = 2,       // the same work, with __launch_bounds__ capping it at 64 registers: the rest spill
   kSharedTile = 3,     // each block reverses tiles of data through 32 KiB of shared memory
   kSpin = 4,           // does no work: thread 0 of each block waits `rounds` microseconds on the GPU's clock
 };
@@ -156,7 +156,7 @@ static __device__ inline unsigned long long global_time_ns() {
   return now;
 }
 
-constexpr int kChainValues = 64;   // kManyRegisters' values per thread: more than 32 registers hold
+constexpr int kChainValues = 128;  // kManyRegisters' values per thread: more than 64 registers hold
 constexpr int kTileFloats = 8192;  // kSharedTile's tile: 32 KiB of shared memory per block
 
 static __device__ inline void count_launch(unsigned long long* launches) {
@@ -194,8 +194,9 @@ static __global__ void many_registers_kernel(float* data, int n, int rounds, uns
     data[i] = chain(data[i], rounds);
 }
 
-// 1024 threads a block and 2 blocks an SM leave 65536 / 2048 = 32 registers a thread.
-static __global__ void __launch_bounds__(1024, 2)
+// A block of 1024 threads must fit on one SM: 65536 registers / 1024 threads = 64 a thread, on every GPU
+// since compute capability 7.5 (two such blocks an SM would leave 32, but some GPUs hold fewer than 2048 threads).
+static __global__ void __launch_bounds__(1024, 1)
     spilling_kernel(float* data, int n, int rounds, unsigned long long* launches) {
   count_launch(launches);
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)

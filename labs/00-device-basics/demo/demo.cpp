@@ -60,7 +60,7 @@ struct Workspace {
 };
 
 constexpr int kScaleN = 1 << 26;       // 256 MiB of floats: far beyond the L2, so the memory sets the time
-constexpr int kChainN = 1 << 22;       // elements for the register-hungry kernels
+constexpr int kChainN = 1 << 21;       // elements for the register-hungry kernels
 constexpr int kChainRounds = 64;       // their steps per element: enough arithmetic to hide memory
 constexpr int kSweepStep = 32;         // the sweep's block sizes: whole warps, 32 to 1024
 constexpr int kPrintThreads = 160;     // the printf exercise: blocks of 64, the third one partly empty
