@@ -14,6 +14,8 @@ from grader.config import REPO_ROOT, CallTables, ConfigError, list_labs, load_la
 
 # What each lab's header declares for the tests to call, in order (inline helpers and constants are not).
 DECLARED = {
+    "00-device-basics": ["query_device", "record_places", "time_kernel_ms", "kernel_facts", "occupancy_sweep",
+                         "choose_block_size"],
     "01-vector-add": ["vector_add", "launch_vector_add"],
     "02-picture-kernel": ["launch_scale_picture", "launch_rgb_to_gray", "launch_box_blur"],
     "03-matmul": ["launch_matmul"],
@@ -91,6 +93,25 @@ def test_lab_01s_host_buffers_carry_their_counts():
     vector_add = lab_plan("01-vector-add").functions[0]
     assert [(p.name, p.host_count) for p in vector_add.parameters] == [("h_a", "n"), ("h_b", "n"), ("h_c", "n"),
                                                                        ("n", None)]
+
+
+def test_lab_00s_structs_return_by_value_and_its_gpu_code_is_no_function_of_the_students():
+    functions = {f.name: f for f in lab_plan("00-device-basics").functions}
+    # Returned structs cross as their bytes (run_returning / Result::set), as any return value does.
+    assert signature(functions["query_device"]) == "DeviceFacts query_device(int device)"
+    assert signature(functions["choose_block_size"]) == \
+        "BlockSizeChoice choose_block_size(LabKernel kernel, std::size_t dynamic_shared_bytes, int block_size_limit)"
+    # A struct and an enum by value are values; the device pointers are device memory.
+    timing = functions["time_kernel_ms"]
+    assert [(p.name, p.kind, p.host_count) for p in timing.parameters] == [
+        ("launch", "", None), ("d_data", "", None), ("d_launches", "", None), ("warmup", "", None),
+        ("repeats", "", None)]
+    assert [(p.name, p.host_count) for p in functions["occupancy_sweep"].parameters] == [
+        ("kernel", None), ("dynamic_shared_bytes", None), ("h_block_sizes", "count"), ("h_rows", "count"),
+        ("count", None)]
+    # The kernels and helpers the header defines under __CUDACC__ (lab_kernel, launch_lab_kernel) are the
+    # tests' own copies, not functions to call in the runner.
+    assert not {"lab_kernel", "launch_lab_kernel", "sm_id", "spin_kernel"} & set(functions)
 
 
 def test_lab_10s_filter_is_a_host_buffer_of_the_radius_size():

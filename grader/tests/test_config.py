@@ -57,6 +57,19 @@ def test_config_mistakes_are_named(toy_repo: Path, change, message):
         load_lab("50-toy", toy_repo)
 
 
+def test_a_lab_without_timing_cases_needs_no_timing_parameters(toy_repo: Path):
+    path = toy_repo / "labs/50-toy/lab.toml"
+    text = path.read_text()
+    text = text[:text.index("[[perf]]")]
+    for line in ("timing_warmup = 1\n", "timing_repeats = 3\n", "ceiling_margin = 1.2\n"):
+        text = text.replace(line, "")
+    path.write_text(text)
+    assert load_lab("50-toy", toy_repo).perf == ()
+    path.write_text(text.replace("seed = 1\n", ""))
+    with pytest.raises(ConfigError, match="'seed' is required"):
+        load_lab("50-toy", toy_repo)
+
+
 def test_invalid_toml_names_the_file(toy_repo: Path):
     (toy_repo / "labs/50-toy/lab.toml").write_text("[lab\n")
     with pytest.raises(ConfigError, match="lab.toml: not valid TOML"):
