@@ -13,13 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox
+from grader import build, sandbox
 from grader.config import load_lab
 from grader.errors import NoGpu
-from grader.grade import grade_submission
+from grader.grade import build_reference, grade_submission
+from grader.run.schedule import time_reference
 from grader.tests.conftest import needs_cuda_toolchain
 
-PERF_TOLERANCE = 0.02  # of the lab's performance points: run-to-run noise between two gradings
+# Of the lab's performance points: run-to-run noise between two gradings of the same slow kernel through the
+# judge/runner path. Measured on an H200 on 2026-11-26: 3.88 and 4.19 of 15 points (2.1%), where 2% was set.
+PERF_TOLERANCE = 0.05
 
 HEADER = """\
 #include <time.h>
@@ -232,11 +235,11 @@ using Create = int (*)(void**);
 using Gemm = int (*)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
                      const float*, float*, int);
 static Gemm found_gemm(void** handle) {
-  const auto open = reinterpret_cast<Open>(libc_symbol("dlopen"));
+  const auto load = reinterpret_cast<Open>(libc_symbol("dlopen"));
   const auto find = reinterpret_cast<Find>(libc_symbol("dlsym"));
-  if (open == nullptr || find == nullptr) return nullptr;
+  if (load == nullptr || find == nullptr) return nullptr;
   for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so", "/usr/local/cuda/lib64/libcublas.so"}) {
-    void* library = open(name, 2);  // RTLD_NOW
+    void* library = load(name, 2);  // RTLD_NOW
     if (library == nullptr) continue;
     const auto create = reinterpret_cast<Create>(find(library, "cublasCreate_v2"));
     const auto gemm = reinterpret_cast<Gemm>(find(library, "cublasSgemm_v2"));
@@ -282,6 +285,13 @@ def _grade(config, tmp_path: Path, name: str, source: str, reference=None):
     return grade_submission(config, folder, tmp_path / f"{folder.name}-work", reference=reference)
 
 
+def _reference(config, tmp_path: Path):
+    """The reference's timing, taken once for all of a test's gradings (each would otherwise build and time it)."""
+    build_dir = tmp_path / "reference-build"
+    assert build.configure(config, build_dir, None).ok
+    return time_reference(config, build_reference(config, build_dir), tmp_path / "reference-run")
+
+
 def _performance(results: dict) -> float:
     return sum(t["score"] for t in results["tests"] if t["name"].startswith("performance"))
 
@@ -314,13 +324,14 @@ def test_in_process_attacks_gain_nothing(lab01, tmp_path: Path):
     """The attacks that scored 100/100 when student code shared the tests' process: with the judge/runner split
     none earns a point it did not (no kernel: nothing; a slow kernel: the honest slow kernel's points at most)."""
     try:
-        honest = _grade(lab01, tmp_path, "honest", HONEST)
+        reference = _reference(lab01, tmp_path)
     except NoGpu as error:
         pytest.skip(f"the attacks need a GPU ({error})")
+    honest = _grade(lab01, tmp_path, "honest", HONEST, reference)
     allowance = PERF_TOLERANCE * sum(p.points for p in lab01.perf)
     scores = {}
     for attack, source in IN_PROCESS_ATTACKS.items():
-        graded = _grade(lab01, tmp_path, attack, HEADER + source).results
+        graded = _grade(lab01, tmp_path, attack, HEADER + source, reference).results
         scores[attack] = (graded["score"], _performance(graded))
         assert "ATTACK-SAW" not in graded["output"] and not any(
             "ATTACK-SAW" in t.get("output", "") for t in graded["tests"]), attack
@@ -333,13 +344,14 @@ def test_in_process_attacks_gain_nothing(lab01, tmp_path: Path):
 
 
 @needs_cuda_toolchain()
-def test_a_forbidden_library_looked_up_by_name_is_not_there(tmp_path: Path):
+def test_cublas_looked_up_by_name_is_not_there_where_lab_04_forbids_it(tmp_path: Path):
     """Lab 04's tests load cuBLAS; the student's runner must not find it, however it asks."""
     lab04 = load_lab("04-tiled-matmul")
     try:
         results = _grade(lab04, tmp_path, "cublas by name", CUBLAS_BY_NAME).results
     except NoGpu as error:
         pytest.skip(f"the attack needs a GPU ({error})")
-    on_gpu = {t.name for t in lab04.tests if t.gpu} | {p.name for p in lab04.perf}
+    assert "case_status" in results["extra_data"], results["output"]  # it built and ran: the attack was tried
+    on_gpu = {t.name for t in lab04.tests if t.gpu} | {f"performance: {p.measurement}" for p in lab04.perf}
     earned = {t["name"]: t["score"] for t in results["tests"] if t["name"] in on_gpu and t["score"] > 0}
     assert earned == {}, earned
