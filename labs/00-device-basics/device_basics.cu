@@ -1,5 +1,5 @@
-// Your file for lab 00-device-basics: fill in every TODO below.
-// (Generated from solutions/00-device-basics/device_basics.cu by `python3 -m grader skeleton`.)
+// Your file for lab 00-device-basics: fill in every TODO below (the handout: labs/00-device-basics/README.md).
+// Only device_basics.cu is taken when you are graded: the tests and headers are not yours to change.
 
 #include <cstdio>
 #include <cstring>
