@@ -18,7 +18,8 @@
 # are configured as usual, and its "<lab>: config is valid" test fails, so `make test` does. Where
 # KIT_LABS names that one lab alone (the grader's builds), its error stops CMake, as there is nothing else.
 # A lab that needs more (an image viewer, a trajectory writer) adds a
-# labs/<lab>/CMakeLists.txt, included after these targets exist.
+# labs/<lab>/CMakeLists.txt, included after these targets exist; its demo program is one call of
+# kit_add_lab_demo() there.
 
 set(KIT_GPU_SKIP_REGEX "No CUDA GPU available|Grading needs a CUDA GPU")
 # Grading a class: a student's build links the tests and harness that a reference build of the same
@@ -327,4 +328,16 @@ function(kit_lab_ctests lab)
     set_tests_properties("${check}" PROPERTIES LABELS "${lab};gpu;selfcheck" RUN_SERIAL ON
                          TIMEOUT ${KIT_LAB_SELFCHECK_TIMEOUT} SKIP_REGULAR_EXPRESSION "${KIT_GPU_SKIP_REGEX}")
   endif()
+endfunction()
+
+# kit_add_lab_demo(), from a lab's own CMakeLists.txt: the target <lab>-demo, the lab's demo/demo.cpp with
+# the same student files as its tests (labs/<lab>/, or KIT_STUDENT_DIR when grading), the harness and the
+# lab's libraries, written to build/<lab>/. A lab adds what else its demo needs to the target afterwards.
+function(kit_add_lab_demo)
+  list(TRANSFORM KIT_LAB_STUDENT_FILES PREPEND ${student_dir}/ OUTPUT_VARIABLE demo_student_sources)
+  add_executable(${lab}-demo ${lab_dir}/demo/demo.cpp ${demo_student_sources})
+  target_include_directories(${lab}-demo PRIVATE ${lab_dir})
+  target_link_libraries(${lab}-demo PRIVATE kit_harness ${KIT_LAB_LIBRARIES})
+  target_compile_options(${lab}-demo PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>)
+  set_target_properties(${lab}-demo PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${out})
 endfunction()
