@@ -683,7 +683,9 @@ TimedSection::TimedSection() {
   if (paused_sections()++ == 0) Runner::get().stop();
 }
 TimedSection::~TimedSection() {
-  if (--paused_sections() == 0) Runner::get().cont();
+  if (--paused_sections() != 0) return;
+  Runner::get().cont();
+  if (Runner::twin().started()) Runner::twin().end();
 }
 void TimedSection::resume() { Runner::get().cont(); }
 void TimedSection::pause() { Runner::get().stop(); }
@@ -801,11 +803,12 @@ void unshare_host(void* pointer) noexcept {
 
 long long calls_made() { return Runner::get().calls(); }
 
-double path_overhead_s(const std::function<void()>& before_each_call) {
+double path_overhead_s(const std::function<void()>& before_each_call, int calls_per_request) {
   constexpr int kCalls = 41;
   Runner& twin = Runner::twin();
   const wire::RequestHeader request{wire::kRequestMagic, wire::Op::Call, 0, 0};
   const wire::Writer no_arguments;
+  twin.cont();  // stopped after an earlier measurement in this timed section
   twin.exchange(request, no_arguments, "the twin's warm-up");
   std::vector<double> through_twin, alone;
   for (int i = 0; i < kCalls; ++i) {
@@ -813,14 +816,14 @@ double path_overhead_s(const std::function<void()>& before_each_call) {
     before_each_call();
     auto start = Clock::now();
     twin.cont();
-    twin.exchange(request, no_arguments, "a call of the twin");
+    for (int call = 0; call < calls_per_request; ++call) twin.exchange(request, no_arguments, "a call of the twin");
     fence();
     through_twin.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     start = Clock::now();
     fence();
     alone.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  twin.end();
+  twin.stop();  // until the next measurement, or the end of the timed section ends it
   std::sort(through_twin.begin(), through_twin.end());
   std::sort(alone.begin(), alone.end());
   return std::max(0.0, through_twin[kCalls / 2] - alone[kCalls / 2]);

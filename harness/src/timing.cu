@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -183,15 +185,55 @@ bool quiet(double* took_s) {
   return false;
 }
 
-// Warm-up, then one call per sample, with whichever guards `work` has: a peer has only a call.
+// A timed request lasts at least this long where the work gives more sets: the path to the
+// runner costs about 0.3 ms a request on an H100 and varies by some 0.04 ms from one to the
+// next (a 0.13 ms kernel timed alone measured 0.127-0.170 ms), which is then 2% of a request.
+constexpr double kRequestTargetS = 2e-3;
+constexpr int kMostCallsPerRequest = 16;
+// The sets beyond the first take at most this share of the device memory free, and this much.
+constexpr double kSetsMemoryShare = 0.25;
+constexpr double kMostSetsBytes = 8.0 * (1 << 30);
+
+double free_device_bytes() {
+  std::size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return static_cast<double>(free);
+}
+
+// How many calls a timed request makes: enough for kRequestTargetS, where one call took
+// `one_call_s` on the GPU.
+int calls_for(double one_call_s) {
+  if (!(one_call_s > 0)) return kMostCallsPerRequest;
+  const double calls = std::ceil(kRequestTargetS / one_call_s);
+  return static_cast<int>(std::clamp(calls, 1.0, static_cast<double>(kMostCallsPerRequest)));
+}
+
+// Adds sets made by work.another_set until there are `wanted`, or the memory they may take is
+// spent (the first extra set shows what one takes).
+void add_sets(const TimedWork& work, int wanted, std::vector<WorkSet>& sets) {
+  const double budget = std::min(kMostSetsBytes, kSetsMemoryShare * free_device_bytes());
+  double per_set = 0.0;
+  while (static_cast<int>(sets.size()) < wanted) {
+    if (sets.size() >= 2 && per_set * static_cast<double>(sets.size()) > budget) return;
+    const double before = free_device_bytes();
+    sets.push_back(work.another_set());
+    if (sets.size() == 2) per_set = std::max(before - free_device_bytes(), 1.0);
+  }
+}
+
+// Warm-up calls, one a request, then the timed requests, with whichever guards `work` has: a
+// peer has only a call.
 //
-// Where the work is a student's in a runner process, the runner is stopped between calls: it
-// cannot see the next inputs being written or work on them before the clock starts, and
-// before the clock starts the GPU must be free of its work. The clock brackets the request,
-// the reply (the runner has waited for its device, unless the call's results land in host
+// Where the work is a student's in a runner process, the runner is stopped between requests:
+// it cannot see the next inputs being written or work on them before the clock starts, and
+// before the clock starts the GPU must be free of its work. The clock brackets the requests,
+// the replies (the runner has waited for its device, unless the call's results land in host
 // memory both processes map: then the student's function must have) and a fence of the
 // judge's own, which waits for any of the runner's work that is still on the GPU
-// (kit::remote::fence); the GPU must be quiet after it, or the case fails.
+// (kit::remote::fence); the GPU must be quiet after it, or the case fails. Where the calls go
+// to the runner and the work gives more sets, a request makes as many calls as kRequestTargetS
+// asks, each on its own set: they run back to back, the GPU switching to the runner and back
+// once for all of them.
 GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::vector<int> verified) {
   if (options.warmup < 0 || options.repeats < 1)
     throw std::invalid_argument("timing needs timing_warmup >= 0 and timing_repeats >= 1");
@@ -199,57 +241,82 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
   remote::TimedSection section;
   CacheFlush flush;
   GuardedRun run;
+  run.verified_requests = std::move(verified);
+  std::vector<WorkSet> sets{work};
   bool through_runner = false;  // whether the calls went to the runner: then the path's cost comes off
-  run.verified_calls = std::move(verified);
-  const int total = options.warmup + options.repeats;
   double took_s = 0.0;
   // What the GPU does between the inputs and the clock; whether it is then quiet. The twin that
-  // measures the path's cost repeats it, so that both calls find the GPU in the same state.
+  // measures the path's cost repeats it, so that both find the GPU in the same state.
   const auto set_up = [&] {
-    for (const Output& output : work.outputs) poison(output);
+    for (const WorkSet& set : sets)
+      for (const Output& output : set.outputs) poison(output);
     flush.run();
     CUDA_CHECK(cudaDeviceSynchronize());
     return quiet(&took_s);
   };
-  for (int index = 0; index < total; ++index) {
-    const Call call{index, options.warmup, total};
-    if (work.refresh) work.refresh(call);
+  // One request: the calls, each on its set, as `calls` names them. Returns its time, or
+  // nothing when a guard failed (run.failure says why).
+  const auto request = [&](const std::vector<Call>& calls) -> std::optional<double> {
+    for (const Call& call : calls)
+      if (sets[call.set()].refresh) sets[call.set()].refresh(call);
     if (!set_up()) {
-      run.failure = busy_message(work, call, took_s);
-      return run;
+      run.failure = busy_message(work, calls.front(), took_s);
+      return std::nullopt;
     }
     const long long calls_before = remote::calls_made();
     const auto start = Clock::now();
     section.resume();
-    work.call();
+    for (const Call& call : calls) sets[call.set()].call();
     remote::fence();  // every stream's work is done, the runner's too, before the clock is read
     const std::chrono::duration<double> elapsed = Clock::now() - start;
     section.pause();
-    // Runner work still on the GPU now escaped the clock, and would slow the next call or the twin
-    // (inflating what is taken off every sample). Stopped, the runner can start no more.
+    // Runner work still on the GPU now escaped the clock, and would slow the next request or the
+    // twin (inflating what is taken off every sample). Stopped, the runner can start no more.
     if (!quiet(&took_s)) {
-      run.failure = busy_message(work, call, took_s);
-      return run;
+      run.failure = busy_message(work, calls.back(), took_s);
+      return std::nullopt;
     }
     through_runner = through_runner || remote::calls_made() != calls_before;
-    if (call.timed()) run.timing.samples_s.push_back(elapsed.count());
-
-    for (const Output& output : work.outputs)
-      if (const std::size_t unwritten = count_unwritten(output); unwritten > 0) {
-        run.failure = unwritten_message(work, call, output, unwritten);
-        return run;
+    for (const Call& call : calls)
+      for (const Output& output : sets[call.set()].outputs)
+        if (const std::size_t unwritten = count_unwritten(output); unwritten > 0) {
+          run.failure = unwritten_message(work, call, output, unwritten);
+          return std::nullopt;
+        }
+    const Call& first = calls.front();
+    const bool chosen = first.timed() && std::binary_search(run.verified_requests.begin(),
+                                                            run.verified_requests.end(), first.sample());
+    for (const Call& call : calls)
+      if (chosen && !sets[call.set()].verify(call)) {
+        run.failure = wrong_message(work, call);
+        return std::nullopt;
       }
-    const bool chosen =
-        call.timed() && std::binary_search(run.verified_calls.begin(), run.verified_calls.end(), call.sample());
-    if (chosen && !work.verify(call)) {
-      run.failure = wrong_message(work, call);
-      return run;
-    }
+    return elapsed.count();
+  };
+
+  double last_warmup_s = 0.0;
+  for (int index = 0; index < options.warmup; ++index) {
+    const std::optional<double> took = request({Call{index, options.warmup, options.repeats, 1}});
+    if (!took) return run;
+    last_warmup_s = *took;
   }
+  if (work.another_set && through_runner)
+    add_sets(work, calls_for(last_warmup_s - remote::path_overhead_s(set_up, 1)), sets);
+  const int per_request = static_cast<int>(sets.size());
+  for (int r = 0; r < options.repeats; ++r) {
+    std::vector<Call> calls;
+    for (int j = 0; j < per_request; ++j)
+      calls.push_back(Call{options.warmup + r * per_request + j, options.warmup, options.repeats, per_request});
+    const std::optional<double> took = request(calls);
+    if (!took) return run;
+    run.timing.samples_s.push_back(*took);
+  }
+  run.timing.calls_per_request = per_request;
   if (through_runner) {  // measured last: its set-up poisons the outputs the checks above read
-    run.timing.path_overhead_s = remote::path_overhead_s(set_up);
-    for (double& sample : run.timing.samples_s) sample = std::max(sample - run.timing.path_overhead_s, 0.0);
+    run.timing.path_overhead_s = remote::path_overhead_s(set_up, per_request) / per_request;
   }
+  for (double& sample : run.timing.samples_s)
+    sample = std::max(sample / per_request - run.timing.path_overhead_s, 0.0);
   run.timing.median_s = median(run.timing.samples_s);
   return run;
 }
@@ -274,7 +341,9 @@ TimingOptions TimingOptions::from_params() {
 
 std::string Call::name() const {
   if (!timed()) return "warm-up call " + std::to_string(index + 1) + " of " + std::to_string(warmup);
-  return "timed call " + std::to_string(sample()) + " of " + std::to_string(total - warmup);
+  const std::string request = std::to_string(sample()) + " of " + std::to_string(repeats);
+  if (per_request == 1) return "timed call " + request;
+  return "call " + std::to_string(set() + 1) + " of " + std::to_string(per_request) + " in timed request " + request;
 }
 
 Rng Call::rng(const std::string& stream) const {
@@ -308,7 +377,7 @@ std::size_t count_unwritten(const Output& output) {
                               " bytes; declare it as an array of 1, 2, 4 or 8-byte elements (a float3 as 3 floats)");
 }
 
-std::vector<int> choose_verified_calls(int repeats, std::uint64_t entropy) {
+std::vector<int> choose_verified_requests(int repeats, std::uint64_t entropy) {
   // A sample moves the median only with at least half of the samples on its
   // side, so with fewer than half unverified, any set of calls that moves it
   // holds a verified one.
@@ -353,7 +422,7 @@ GuardedRun run_guarded(const TimedWork& work, const TimingOptions& options) {
   // From the operating system's entropy: the submission cannot know which calls are checked.
   std::random_device entropy;
   const std::uint64_t draw = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
-  return run_calls(work, options, choose_verified_calls(options.repeats, draw));
+  return run_calls(work, options, choose_verified_requests(options.repeats, draw));
 }
 
 Timing time_device_work(const std::function<void()>& call, const TimingOptions& options) {
@@ -365,7 +434,7 @@ Timing time_device_work(const std::function<void()>& call, const TimingOptions& 
 Measurement time_work(const TimedWork& work, const TimingOptions& options) {
   const GuardedRun run = run_guarded(work, options);
   Measurement m{work.name,         run.timing,    work.work_per_call,     work.unit, work.custom_unit,
-                work.custom_scale, work.ceilings, options.ceiling_margin, true,      run.verified_calls};
+                work.custom_scale, work.ceilings, options.ceiling_margin, true,      run.verified_requests};
   if (!run.failure.empty()) {
     std::printf("[timing] %-32s not measured: a guard failed (see the failure message)\n", work.name.c_str());
     std::fflush(stdout);
@@ -415,6 +484,7 @@ void report(const Measurement& m) {
   std::printf("[timing] %-32s %10.3f ms  %10.1f %s", m.name.c_str(), m.timing.median_s * 1e3, m.rate(),
               m.unit_name().c_str());
   if (m.timing.path_overhead_s > 0) std::printf("  (path %.3f ms taken off)", m.timing.path_overhead_s * 1e3);
+  if (m.timing.calls_per_request > 1) std::printf("  (%d calls a request)", m.timing.calls_per_request);
   for (const auto& ceiling : m.ceilings)
     std::printf("  (%.2f of %s at %.1f)", m.rate() / ceiling.rate, ceiling.name.c_str(), ceiling.rate);
   if (!implausible.empty()) std::printf("  IMPLAUSIBLE");
@@ -440,8 +510,9 @@ void report(const Measurement& m) {
   record.add("ceiling_names", names).add("ceiling_rates", rates).add("ceiling_bounds", bounds);
   if (!bounds.empty()) record.add("ceiling_margin", m.ceiling_margin);
   if (m.timing.path_overhead_s > 0) record.add("path_overhead_s", m.timing.path_overhead_s);
+  record.add("calls_per_request", static_cast<long long>(m.timing.calls_per_request));
   record.add("guarded", m.guarded)
-      .add("verified_calls", std::vector<double>(m.verified_calls.begin(), m.verified_calls.end()))
+      .add("verified_requests", std::vector<double>(m.verified_requests.begin(), m.verified_requests.end()))
       .add("implausible", !implausible.empty());
   write_record(record);
   if (!implausible.empty()) FAIL_CHECK(implausible);

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "kit/cuda_check.cuh"
@@ -56,6 +57,13 @@ class DeviceBuffer {
   T* data_ = nullptr;
   std::size_t count_ = 0;
 };
+
+// A device buffer that the functions of one set of a timed work share, and that lives as long as
+// the last of them (kit::TimedWork::sets_from): they capture it by value.
+template <class T>
+std::shared_ptr<DeviceBuffer<T>> shared_device_buffer(std::size_t count) {
+  return std::make_shared<DeviceBuffer<T>>(count);
+}
 
 // Page-locked host memory: the copy engines can read and write it directly, which
 // is what lets cudaMemcpyAsync overlap with kernels.

@@ -192,15 +192,17 @@ bool gpu_quiet(double limit_s, double* took_s = nullptr);
 // the path between the two processes.
 long long calls_made();
 
-// What the path between judge and runner adds to one timed call, measured with a twin runner
+// What the path between judge and runner adds to one timed request of `calls_per_request` calls
+// one after the other, measured with a twin runner
 // of the judge's own that answers with an empty kernel (this program run with --kit-twin),
 // stopped and resumed as the runner is: the socket, and the GPU switching from one process's
 // work to the other's and back (about 0.2 ms each way on an H100). The judge subtracts it
 // from each timed call of the student's; a student's code cannot change it, since the twin
 // runs none. `before_each_call` is what the judge does before each timed call of the student's
 // (poison, cache flush, the quiet check): done before each of the twin's calls too, the GPU
-// switches to the twin from the same state as it does to the runner.
-double path_overhead_s(const std::function<void()>& before_each_call);
+// switches to the twin from the same state as it does to the runner. The twin lives until the
+// TimedSection around the measurement ends.
+double path_overhead_s(const std::function<void()>& before_each_call, int calls_per_request);
 
 // The twin's side (main calls it for --kit-twin): an empty kernel per request.
 int serve_twin();

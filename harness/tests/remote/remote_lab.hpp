@@ -88,3 +88,8 @@ void add_on_stream(float* d_values, int n, float amount, cudaStream_t stream);
 // Page-locked host memory (cudaMallocHost), and its free.
 float* allocate_pinned_floats(std::size_t count);
 void free_pinned_floats(float* h_floats);
+
+// d_out[i] = 2 d_in[i] for i < n; returns when the work is done.
+void double_values(const float* d_in, float* d_out, int n);
+// The same, except that every fourth call (counted in the runner) returns having done nothing.
+void double_values_mostly(const float* d_in, float* d_out, int n);

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -340,4 +341,72 @@ TEST_CASE("remote (GPU): memory the runner's code page-locks is page-locked for 
 
   kit::remote::SharedHostBuffer<float> shared(count);  // the test's own: page-locked in both
   CHECK(page_locked(shared.data()));
+}
+
+namespace {
+
+// A timed work of doubling n floats, each set on buffers of its own: short enough (a few
+// microseconds) that a request through the runner makes the most calls it may.
+struct BatchedDoubling {
+  static constexpr int kN = 1 << 16;
+  int verified = 0;  // calls whose output was compared
+
+  kit::WorkSet make_set(void (*student)(const float*, float*, int)) {
+    struct Buffers {
+      kit::DeviceBuffer<float> in{kN}, out{kN};
+    };
+    const auto buffers = std::make_shared<Buffers>();
+    kit::WorkSet set;
+    set.call = [buffers, student] { student(buffers->in.data(), buffers->out.data(), kN); };
+    set.outputs = {kit::Output::device("out", buffers->out.data(), kN)};
+    set.refresh = [buffers](const kit::Call& call) {
+      kit::fill_uniform_floats(buffers->in.data(), kN, call.rng("in"), -1.0f, 1.0f);
+    };
+    set.verify = [this, buffers](const kit::Call& call) {
+      ++verified;
+      const std::vector<float> in = call.rng("in").uniform_floats(kN, -1.0f, 1.0f);
+      const std::vector<float> out = buffers->out.download();
+      for (std::size_t i = 0; i < in.size(); ++i)
+        if (out[i] != 2.0f * in[i]) return false;
+      return true;
+    };
+    return set;
+  }
+
+  kit::TimedWork work(void (*student)(const float*, float*, int)) {
+    kit::TimedWork work;
+    work.name = "double_values";
+    work.work_per_call = 2.0 * kN * sizeof(float);
+    work.sets_from([this, student] { return make_set(student); });
+    return work;
+  }
+};
+
+kit::TimingOptions batch_options() {
+  kit::TimingOptions options;
+  options.warmup = 2;
+  options.repeats = 5;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("remote (GPU): a short work is timed several calls a request, each on its own set, every call checked") {
+  BatchedDoubling test;
+  const kit::GuardedRun run = kit::run_guarded(test.work(double_values), batch_options());
+  REQUIRE(run.failure == "");
+  const int per_request = run.timing.calls_per_request;
+  CHECK(per_request > 1);  // a few microseconds of work beside a path of a few hundred
+  CHECK(run.timing.samples_s.size() == 5);
+  CHECK(run.timing.path_overhead_s > 0.0);
+  CHECK(run.verified_requests.back() == 5);
+  CHECK(test.verified == static_cast<int>(run.verified_requests.size()) * per_request);
+}
+
+TEST_CASE("remote (GPU): a call of a batched request that does nothing is caught by its set's poison") {
+  BatchedDoubling test;
+  const kit::GuardedRun run = kit::run_guarded(test.work(double_values_mostly), batch_options());
+  INFO("the failure: " << run.failure);
+  CHECK(contains(run.failure, "unwritten"));
+  CHECK(contains(run.failure, "in timed request 1 of 5"));  // the fourth call: two warm-ups, then the second of request 1
 }

@@ -28,29 +28,37 @@ TEST_CASE("launch_vector_add: device vectors with nothing written past the end")
 // Every timed call gets new a and b, written on the GPU from its own random
 // streams; the harness checks that c is written in full each time and, after
 // calls chosen at random, compares c with the CPU sum at positions drawn at
-// random (all 2^26 elements would take a second of CPU per checked call).
+// random (all 2^26 elements would take a second of CPU per checked call). A
+// call takes a fraction of a millisecond, so the harness may make several sets
+// of a, b and c and time several calls in a row, each on its own set.
 TEST_CASE("vector add timing: kernel on device-resident vectors" * KIT_TIMING) {
   const int n = static_cast<int>(kit::param_int("timing_n"));
-  kit::DeviceBuffer<float> d_a(n), d_b(n), d_c(n);
+  const auto count = static_cast<std::size_t>(n);
   const auto options = kit::TimingOptions::from_params();
   const std::string input = "the timing vector, n = " + std::to_string(n);
 
   kit::TimedWork work;
   work.name = "vector_add_kernel";
-  work.call = [&] { launch_vector_add(d_a.data(), d_b.data(), d_c.data(), n); };
   work.work_per_call = 3.0 * n * sizeof(float);  // read a and b, write c
   work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(work.work_per_call), options)};
-  work.outputs = {kit::Output::device("c", d_c.data(), n)};
-  work.refresh = [&](const kit::Call& call) {
-    kit::fill_uniform_floats(d_a.data(), n, call.rng("a"), kInputLow, kInputHigh);
-    kit::fill_uniform_floats(d_b.data(), n, call.rng("b"), kInputLow, kInputHigh);
-  };
-  work.verify = [&](const kit::Call& call) {
-    return expect_sum_at_samples(d_c.data(), n, call.rng("a"), call.rng("b"),
-                                 static_cast<std::size_t>(kit::param_int("check_samples")),
-                                 {input + ", inputs of " + call.name(), kLookAt});
-  };
   work.look_at = kLookAt;
+  work.sets_from([&] {
+    const auto a = kit::shared_device_buffer<float>(count), b = kit::shared_device_buffer<float>(count),
+               c = kit::shared_device_buffer<float>(count);
+    kit::WorkSet set;
+    set.call = [=] { launch_vector_add(a->data(), b->data(), c->data(), n); };
+    set.outputs = {kit::Output::device("c", c->data(), count)};
+    set.refresh = [=](const kit::Call& call) {
+      kit::fill_uniform_floats(a->data(), count, call.rng("a"), kInputLow, kInputHigh);
+      kit::fill_uniform_floats(b->data(), count, call.rng("b"), kInputLow, kInputHigh);
+    };
+    set.verify = [=](const kit::Call& call) {
+      return expect_sum_at_samples(c->data(), n, call.rng("a"), call.rng("b"),
+                                   static_cast<std::size_t>(kit::param_int("check_samples")),
+                                   {input + ", inputs of " + call.name(), kLookAt});
+    };
+    return set;
+  });
   kit::time_work(work, options);
 }
 

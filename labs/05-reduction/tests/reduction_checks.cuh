@@ -235,44 +235,55 @@ inline std::vector<int> small_signed_ints(std::size_t n, const std::string& stre
 // Times `step` on 2^28 random floats against thrust::reduce and a device-to-device
 // copy of as many bytes. Every timed call gets new values, written on the GPU
 // from its own random stream; the harness checks that *d_sum is written each
-// time and compares it with the CPU sum after calls chosen at random.
+// time and compares it with the CPU sum after calls chosen at random. A fast
+// step takes well under a millisecond, so the harness may make several sets of
+// the buffers and time several calls in a row, each on its own set.
 inline void time_step(const Step& step) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_n"));
   const auto count = static_cast<std::size_t>(n);
+  const auto guard = static_cast<std::size_t>(kit::param_int("guard_elements"));
   constexpr float kLow = 0.0f, kHigh = 1.0f;
-  auto d_in = guarded_input<float>(count);
-  kit::DeviceBuffer<float> d_sum(1), d_partials(static_cast<std::size_t>(partials_capacity(n)));
   const auto options = kit::TimingOptions::from_params();
   const double bytes = static_cast<double>(n) * sizeof(float);  // every element is read once
 
-  kit::fill_uniform_floats(d_in.data(), count, kit::Rng::for_case("x"), kLow, kHigh);
   kit::TimedWork work;
   work.name = step.measurement;
-  // Each call ends with the sum on the host, as a call of thrust::reduce does, so the two are timed alike.
-  float h_sum = 0.0f;
-  work.call = [&] {
-    step.launch(d_in.data(), n, d_sum.data(), d_partials.data());
-    CUDA_CHECK(cudaMemcpy(&h_sum, d_sum.data(), sizeof(float), cudaMemcpyDeviceToHost));
-  };
   work.work_per_call = bytes;
-  work.ceilings = {thrust_reduce_ceiling(d_in.data(), n, options),
-                   kit::copy_ceiling(static_cast<std::size_t>(bytes), options)};
-  work.outputs = {kit::Output::device("*d_sum", d_sum.data(), 1)};
-  work.refresh = [&](const kit::Call& call) {
-    kit::fill_uniform_floats(d_in.data(), count, call.rng("x"), kLow, kHigh);
-  };
-  work.verify = [&](const kit::Call& call) {
-    // Made again element by element, on every core: no gigabyte copy of the input.
-    const Expected expected =
-        expected_sum(count, reduction_reference::uniform_float_elements(call.rng("x"), kLow, kHigh));
-    const double allowed = allowed_error(n, expected);
-    return kit::expect_within(
-        d_sum.download(), std::vector<double>{expected.sum}, [&](std::size_t) { return allowed; },
-        {"the timing array, n = " + std::to_string(n) + " random values in [0, 1) of " + call.name() +
-             "; allowed error " + show_number(allowed) + " (Tolerance, in the handout)",
-         step.look_at + kNanHint});
-  };
+  {  // the ceilings' input, gone before the sets are made
+    auto d_in = guarded_input<float>(count);
+    kit::fill_uniform_floats(d_in.data(), count, kit::Rng::for_case("x"), kLow, kHigh);
+    work.ceilings = {thrust_reduce_ceiling(d_in.data(), n, options),
+                     kit::copy_ceiling(static_cast<std::size_t>(bytes), options)};
+  }
   work.look_at = step.look_at;
+  work.sets_from([&] {
+    const auto d_in = std::make_shared<kit::GuardedInput<float>>(count, guard);
+    const auto d_sum = kit::shared_device_buffer<float>(1);
+    const auto d_partials = kit::shared_device_buffer<float>(static_cast<std::size_t>(partials_capacity(n)));
+    kit::WorkSet set;
+    // Each call ends with the sum on the host, as a call of thrust::reduce does, so the two are timed alike.
+    set.call = [=, &step] {
+      float h_sum = 0.0f;
+      step.launch(d_in->data(), n, d_sum->data(), d_partials->data());
+      CUDA_CHECK(cudaMemcpy(&h_sum, d_sum->data(), sizeof(float), cudaMemcpyDeviceToHost));
+    };
+    set.outputs = {kit::Output::device("*d_sum", d_sum->data(), 1)};
+    set.refresh = [=](const kit::Call& call) {
+      kit::fill_uniform_floats(d_in->data(), count, call.rng("x"), kLow, kHigh);
+    };
+    set.verify = [=, &step](const kit::Call& call) {
+      // Made again element by element, on every core: no gigabyte copy of the input.
+      const Expected expected =
+          expected_sum(count, reduction_reference::uniform_float_elements(call.rng("x"), kLow, kHigh));
+      const double allowed = allowed_error(n, expected);
+      return kit::expect_within(
+          d_sum->download(), std::vector<double>{expected.sum}, [&](std::size_t) { return allowed; },
+          {"the timing array, n = " + std::to_string(n) + " random values in [0, 1) of " + call.name() +
+               "; allowed error " + show_number(allowed) + " (Tolerance, in the handout)",
+           step.look_at + kNanHint});
+    };
+    return set;
+  });
   kit::time_work(work, options);
 }
 

@@ -205,33 +205,41 @@ inline void time_version(const Version& v) {
   const int rows = static_cast<int>(kit::param_int("timing_rows"));
   const int cols = static_cast<int>(kit::param_int("timing_cols"));
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
-  const kit::Rng peer_in = kit::Rng::for_case("timing");
-  kit::DeviceBuffer<float> d_in(n), d_out(n);
-  kit::fill_uniform_floats(d_in.data(), n, peer_in, kInputLow, kInputHigh);
   const auto options = kit::TimingOptions::from_params();
   const double bytes = 2.0 * static_cast<double>(n) * sizeof(float);  // each element read once, written once
   const std::string input = "the timing matrix " + shape(rows, cols);
 
-  const kit::Timing peer = kit::time_device_work([&] { cublas_transpose(d_in.data(), d_out.data(), rows, cols); },
-                                                 options);
-  expect_transposed_at_samples(d_out.data(), rows, cols, peer_in, "the cuBLAS peer on " + input,
-                               "not your code: the lab's cuBLAS call in tests/transpose_checks.cuh (tell your TA)");
-
   kit::TimedWork work;
   work.name = v.kernel;
-  work.call = [&] { v.launch(d_in.data(), d_out.data(), rows, cols); };
   work.work_per_call = bytes;
-  work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(bytes), options),
-                   {"cuBLAS Sgeam transpose", bytes / peer.median_s / 1e9}};
-  work.outputs = {kit::Output::device("d_out", d_out.data(), n)};  // NaN: no input element is one
-  work.refresh = [&](const kit::Call& call) {
-    kit::fill_uniform_floats(d_in.data(), n, call.rng("timing"), kInputLow, kInputHigh);
-  };
-  work.verify = [&](const kit::Call& call) {
-    return expect_transposed_at_samples(d_out.data(), rows, cols, call.rng("timing"),
-                                        input + ", the matrix of " + call.name(), look_at(v));
-  };
+  {  // the peer's matrices, gone before the sets are made
+    const kit::Rng peer_in = kit::Rng::for_case("timing");
+    kit::DeviceBuffer<float> d_in(n), d_out(n);
+    kit::fill_uniform_floats(d_in.data(), n, peer_in, kInputLow, kInputHigh);
+    const kit::Timing peer =
+        kit::time_device_work([&] { cublas_transpose(d_in.data(), d_out.data(), rows, cols); }, options);
+    expect_transposed_at_samples(d_out.data(), rows, cols, peer_in, "the cuBLAS peer on " + input,
+                                 "not your code: the lab's cuBLAS call in tests/transpose_checks.cuh (tell your TA)");
+    work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(bytes), options),
+                     {"cuBLAS Sgeam transpose", bytes / peer.median_s / 1e9}};
+  }
   work.look_at = look_at(v);
+  // A call takes a fraction of a millisecond, so the harness may make several sets of the
+  // matrices and time several calls in a row, each on its own set.
+  work.sets_from([&] {
+    const auto d_in = kit::shared_device_buffer<float>(n), d_out = kit::shared_device_buffer<float>(n);
+    kit::WorkSet set;
+    set.call = [=, &v] { v.launch(d_in->data(), d_out->data(), rows, cols); };
+    set.outputs = {kit::Output::device("d_out", d_out->data(), n)};  // NaN: no input element is one
+    set.refresh = [=](const kit::Call& call) {
+      kit::fill_uniform_floats(d_in->data(), n, call.rng("timing"), kInputLow, kInputHigh);
+    };
+    set.verify = [=, &v](const kit::Call& call) {
+      return expect_transposed_at_samples(d_out->data(), rows, cols, call.rng("timing"),
+                                          input + ", the matrix of " + call.name(), look_at(v));
+    };
+    return set;
+  });
   kit::time_work(work, options);
 }
 

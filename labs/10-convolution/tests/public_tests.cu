@@ -84,13 +84,14 @@ kit::Ceiling fft_convolution_ceiling(const float* d_in, const kit::Rng& picture,
 // Every call gets a new picture, written on the GPU from its own random stream; the filter stays
 // in constant memory. The harness checks that every output pixel is written each time; after
 // calls it chooses at random, the output is checked to be finite everywhere and compared with
-// the CPU reference on rows drawn after the call (expect_timed_output).
+// the CPU reference on rows drawn after the call (expect_timed_output). A fast kernel takes a
+// fraction of a millisecond, so the harness may make several sets of the pictures and time
+// several calls in a row, each on its own set.
 void time_convolution(const Kernel& kernel, const std::string& measurement, int radius, bool fft_peer) {
   const Size size = kit::picture_size("timing_size");
   const std::size_t pixels = size.pixels();
   constexpr float kLow = 0.0f, kHigh = 1.0f;  // brightness, as random_picture makes it
   const std::vector<float> filter = random_filter(radius);
-  kit::DeviceBuffer<float> d_in(pixels), d_out(pixels);
   upload_filter(filter.data(), radius);
   const auto options = kit::TimingOptions::from_params();
   // Every pixel read once and written once: the least any convolution moves.
@@ -99,25 +100,31 @@ void time_convolution(const Kernel& kernel, const std::string& measurement, int 
 
   kit::TimedWork work;
   work.name = measurement;
-  work.call = [&] { kernel.launch(d_in.data(), d_out.data(), size.width, size.height, radius); };
   work.work_per_call = bytes;
-  if (fft_peer) {  // timed and checked on a picture of its own
+  if (fft_peer) {  // timed and checked on a picture of its own, gone before the sets are made
     const kit::Rng picture = kit::Rng::for_case("fft picture");
-    kit::fill_uniform_floats(d_in.data(), pixels, picture, kLow, kHigh);
+    kit::DeviceBuffer<float> d_picture(pixels);
+    kit::fill_uniform_floats(d_picture.data(), pixels, picture, kLow, kHigh);
     work.ceilings.push_back(
-        fft_convolution_ceiling(d_in.data(), picture, kLow, kHigh, size, filter, radius, bytes, options));
+        fft_convolution_ceiling(d_picture.data(), picture, kLow, kHigh, size, filter, radius, bytes, options));
   }
   // A bound (copy_ceiling marks it so): the work is memory-bound, and no convolution moves fewer bytes.
   work.ceilings.push_back(kit::copy_ceiling(static_cast<std::size_t>(bytes), options));
-  work.outputs = {kit::Output::device("out", d_out.data(), pixels)};
-  work.refresh = [&](const kit::Call& call) {
-    kit::fill_uniform_floats(d_in.data(), pixels, call.rng("picture"), kLow, kHigh);
-  };
-  work.verify = [&](const kit::Call& call) {
-    return expect_timed_output(d_out.data(), call.rng("picture"), kLow, kHigh, size, filter, radius,
-                               input + ", the picture of " + call.name(), kernel.look_at);
-  };
   work.look_at = kernel.look_at;
+  work.sets_from([&] {
+    const auto d_in = kit::shared_device_buffer<float>(pixels), d_out = kit::shared_device_buffer<float>(pixels);
+    kit::WorkSet set;
+    set.call = [=, &kernel] { kernel.launch(d_in->data(), d_out->data(), size.width, size.height, radius); };
+    set.outputs = {kit::Output::device("out", d_out->data(), pixels)};
+    set.refresh = [=](const kit::Call& call) {
+      kit::fill_uniform_floats(d_in->data(), pixels, call.rng("picture"), kLow, kHigh);
+    };
+    set.verify = [=, &kernel](const kit::Call& call) {
+      return expect_timed_output(d_out->data(), call.rng("picture"), kLow, kHigh, size, filter, radius,
+                                 input + ", the picture of " + call.name(), kernel.look_at);
+    };
+    return set;
+  });
   kit::time_work(work, options);
 }
 

@@ -128,41 +128,55 @@ __global__ void combine_values_kernel(const int* bin, const float* within, std::
 // device-to-device copy of as many bytes (a bound: the work reads every byte). Every call gets
 // new bytes, written on the GPU; the harness checks that all 256 counters are written each time
 // and compares them with the CPU counts after calls chosen at random: for uniform bytes counted
-// from the generator on every core, for bytes of one value known without counting.
+// from the generator on every core, for bytes of one value known without counting. A fast kernel
+// takes a fraction of a millisecond, so the harness may make several sets of the bytes and
+// counters and time several calls in a row, each on its own set.
 void time_bytes(const ByteKernel& kernel, const std::string& uniform_measurement,
                 const std::string& one_value_measurement) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_n"));
   const auto count = static_cast<std::size_t>(n);
   const auto options = kit::TimingOptions::from_params();
-  kit::DeviceBuffer<std::uint8_t> d_data(count);
-  kit::DeviceBuffer<unsigned> d_bins(kByteBins);
   const std::string look_at = kernel.look_at;
 
+  // `fill` writes a call's bytes into the set's data.
   const auto time = [&](const std::string& measurement, kit::Ceiling peer,
-                        const std::function<void(const kit::Call&)>& refresh,
+                        const std::function<void(const kit::Call&, std::uint8_t*)>& fill,
                         const std::function<std::vector<unsigned>(const kit::Call&)>& expected,
                         const std::function<std::string(const kit::Call&)>& what) {
     kit::TimedWork work;
     work.name = measurement;
-    work.call = [&] { kernel.launch(d_data.data(), n, d_bins.data()); };
     work.work_per_call = static_cast<double>(n);  // every byte read once
     work.ceilings = {std::move(peer), kit::copy_ceiling(count, options)};
-    work.outputs = {kit::Output::device("d_bins", d_bins.data(), kByteBins, kCounterFill)};
-    work.refresh = refresh;
-    work.verify = [&](const kit::Call& call) {
-      return kit::expect_equal(d_bins.download(), expected(call),
-                               {"the timing input, " + what(call) + ", made for " + call.name(), look_at});
-    };
     work.look_at = look_at;
+    work.sets_from([&] {
+      const auto d_data = kit::shared_device_buffer<std::uint8_t>(count);
+      const auto d_bins = kit::shared_device_buffer<unsigned>(kByteBins);
+      kit::WorkSet set;
+      set.call = [=, &kernel] { kernel.launch(d_data->data(), n, d_bins->data()); };
+      set.outputs = {kit::Output::device("d_bins", d_bins->data(), kByteBins, kCounterFill)};
+      set.refresh = [=, &fill](const kit::Call& call) { fill(call, d_data->data()); };
+      set.verify = [=, &expected, &what](const kit::Call& call) {
+        return kit::expect_equal(d_bins->download(), expected(call),
+                                 {"the timing input, " + what(call) + ", made for " + call.name(), look_at});
+      };
+      return set;
+    });
     kit::time_work(work, options);
   };
 
-  // Uniform bytes, new ones from the call's own random stream.
-  const kit::Rng cub_bytes = kit::Rng::for_case("cub bytes");
-  kit::fill_uniform_bytes(d_data.data(), count, cub_bytes, 0, 255);
+  // Uniform bytes, new ones from the call's own random stream. The peer's bytes are gone before
+  // the sets are made.
+  const auto uniform_peer = [&] {
+    const kit::Rng cub_bytes = kit::Rng::for_case("cub bytes");
+    kit::DeviceBuffer<std::uint8_t> d_data(count);
+    kit::fill_uniform_bytes(d_data.data(), count, cub_bytes, 0, 255);
+    return cub_byte_histogram_ceiling(d_data.data(), n, uniform_byte_counts(cub_bytes, count), options);
+  };
   time(
-      uniform_measurement, cub_byte_histogram_ceiling(d_data.data(), n, uniform_byte_counts(cub_bytes, count), options),
-      [&](const kit::Call& call) { kit::fill_uniform_bytes(d_data.data(), count, call.rng("bytes"), 0, 255); },
+      uniform_measurement, uniform_peer(),
+      [&](const kit::Call& call, std::uint8_t* data) {
+        kit::fill_uniform_bytes(data, count, call.rng("bytes"), 0, 255);
+      },
       [&](const kit::Call& call) { return uniform_byte_counts(call.rng("bytes"), count); },
       [](const kit::Call&) { return std::string("2^28 random bytes"); });
 
@@ -175,10 +189,14 @@ void time_bytes(const ByteKernel& kernel, const std::string& uniform_measurement
     counts[static_cast<std::size_t>(byte)] = static_cast<unsigned>(n);
     return counts;
   };
-  CUDA_CHECK(cudaMemset(d_data.data(), value(0), count));
+  const auto one_value_peer = [&] {
+    kit::DeviceBuffer<std::uint8_t> d_data(count);
+    CUDA_CHECK(cudaMemset(d_data.data(), value(0), count));
+    return cub_byte_histogram_ceiling(d_data.data(), n, one_value_counts(value(0)), options);
+  };
   time(
-      one_value_measurement, cub_byte_histogram_ceiling(d_data.data(), n, one_value_counts(value(0)), options),
-      [&](const kit::Call& call) { CUDA_CHECK(cudaMemset(d_data.data(), value(call.index), count)); },
+      one_value_measurement, one_value_peer(),
+      [&](const kit::Call& call, std::uint8_t* data) { CUDA_CHECK(cudaMemset(data, value(call.index), count)); },
       [&](const kit::Call& call) { return one_value_counts(value(call.index)); },
       [&](const kit::Call& call) { return "2^28 bytes all equal to " + std::to_string(value(call.index)); });
 }
@@ -212,21 +230,21 @@ TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
   const int bins = static_cast<int>(kit::param_int("timing_float_bins"));
   const auto margin = static_cast<float>(kit::param_double("float_edge_margin"));
   const double width = (static_cast<double>(hi) - lo) / bins;
-  kit::DeviceBuffer<float> d_values(count), d_within(count);
-  kit::DeviceBuffer<int> d_bin(count);
-  kit::DeviceBuffer<unsigned> d_bins(static_cast<std::size_t>(bins));
   const auto options = kit::TimingOptions::from_params();
   const double bytes = static_cast<double>(n) * sizeof(float);  // every value read once
   const std::string input = "the timing input, " + count_text(count) + " random values in " + std::to_string(bins) +
                             " bins over [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
 
-  // This call's values, on the GPU (`call` names the streams) or on the CPU.
-  const auto make_on_device = [&](const kit::Rng& bin, const kit::Rng& within) {
+  // This call's values into `d_values`, made on the GPU (`call` names the streams) through d_bin
+  // and d_within, which every set shares; or their counts on the CPU.
+  kit::DeviceBuffer<float> d_within(count);
+  kit::DeviceBuffer<int> d_bin(count);
+  const auto make_on_device = [&](const kit::Rng& bin, const kit::Rng& within, float* d_values) {
     kit::fill_uniform_ints(d_bin.data(), count, bin, 0, bins - 1);
     kit::fill_uniform_floats(d_within.data(), count, within, margin, 1.0f - margin);
     // A grid-stride loop: enough blocks to fill the GPU, each value once.
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + 255) / 256, 4096));
-    combine_values_kernel<<<blocks, 256>>>(d_bin.data(), d_within.data(), count, lo, width, d_values.data());
+    combine_values_kernel<<<blocks, 256>>>(d_bin.data(), d_within.data(), count, lo, width, d_values);
     CUDA_CHECK_LAUNCH();
   };
   // Value i is made from element i of bin.uniform_ints(count, 0, bins - 1) and of
@@ -243,19 +261,32 @@ TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
 
   kit::TimedWork work;
   work.name = "histogram_floats";
-  work.call = [&] { launch_histogram_floats(d_values.data(), n, lo, hi, bins, d_bins.data()); };
   work.work_per_call = bytes;
-  const kit::Rng cub_bin = kit::Rng::for_case("cub bins"), cub_within = kit::Rng::for_case("cub within");
-  make_on_device(cub_bin, cub_within);
-  work.ceilings = {cub_float_histogram_ceiling(d_values.data(), n, lo, hi, bins, counts_on_host(cub_bin, cub_within),
-                                               options),                          // a peer
-                   kit::copy_ceiling(static_cast<std::size_t>(bytes), options)};  // a bound: every value is read
-  work.outputs = {kit::Output::device("d_bins", d_bins.data(), static_cast<std::size_t>(bins), kCounterFill)};
-  work.refresh = [&](const kit::Call& call) { make_on_device(call.rng("bins"), call.rng("within")); };
-  work.verify = [&](const kit::Call& call) {
-    return kit::expect_equal(d_bins.download(), counts_on_host(call.rng("bins"), call.rng("within")),
-                             {input + ", made for " + call.name(), kLookAtFloats});
-  };
+  {  // the peer's values, gone before the sets are made
+    const kit::Rng cub_bin = kit::Rng::for_case("cub bins"), cub_within = kit::Rng::for_case("cub within");
+    kit::DeviceBuffer<float> d_values(count);
+    make_on_device(cub_bin, cub_within, d_values.data());
+    work.ceilings = {cub_float_histogram_ceiling(d_values.data(), n, lo, hi, bins,
+                                                 counts_on_host(cub_bin, cub_within), options),  // a peer
+                     kit::copy_ceiling(static_cast<std::size_t>(bytes), options)};  // a bound: every value is read
+  }
   work.look_at = kLookAtFloats;
+  // A call takes a fraction of a millisecond, so the harness may make several sets of the values
+  // and counters and time several calls in a row, each on its own set.
+  work.sets_from([&] {
+    const auto d_values = kit::shared_device_buffer<float>(count);
+    const auto d_bins = kit::shared_device_buffer<unsigned>(static_cast<std::size_t>(bins));
+    kit::WorkSet set;
+    set.call = [=] { launch_histogram_floats(d_values->data(), n, lo, hi, bins, d_bins->data()); };
+    set.outputs = {kit::Output::device("d_bins", d_bins->data(), static_cast<std::size_t>(bins), kCounterFill)};
+    set.refresh = [=, &make_on_device](const kit::Call& call) {
+      make_on_device(call.rng("bins"), call.rng("within"), d_values->data());
+    };
+    set.verify = [=, &counts_on_host](const kit::Call& call) {
+      return kit::expect_equal(d_bins->download(), counts_on_host(call.rng("bins"), call.rng("within")),
+                               {input + ", made for " + call.name(), kLookAtFloats});
+    };
+    return set;
+  });
   kit::time_work(work, options);
 }
