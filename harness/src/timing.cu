@@ -185,11 +185,18 @@ bool quiet(double* took_s) {
   return false;
 }
 
-// A timed request lasts at least this long where the work gives more sets: the path to the
-// runner costs about 0.3 ms a request on an H100 and varies by some 0.04 ms from one to the
-// next (a 0.13 ms kernel timed alone measured 0.127-0.170 ms), which is then 2% of a request.
-constexpr double kRequestTargetS = 2e-3;
-constexpr int kMostCallsPerRequest = 16;
+// Batched samples (TimedWork::another_set), through the runner. A request costs more than its
+// calls' own time: the path (the twin's, about 0.3 ms) and a residual the twin does not see,
+// which grows with the data a request touches (0.2-0.5 ms on an H200 for a gigabyte) and varies
+// from run to run. So a sample is two requests, in an order drawn at random: `K` calls back to
+// back on sets of their own, and one call alone on another set. Both bear a request's costs
+// once; their difference, less the twin's cost of K - 1 more round trips, is K - 1 calls' own
+// time. A submission cannot tell, when a call arrives, which of the two requests it is in.
+//
+// K brings the batch to about kBatchTargetS (so the difference is well above the residual's
+// noise), at least 2, at most kMostCallsPerBatch, within the memory the sets may take.
+constexpr double kBatchTargetS = 2e-3;
+constexpr int kMostCallsPerBatch = 16;
 // The sets beyond the first take at most this share of the device memory free, and this much.
 constexpr double kSetsMemoryShare = 0.25;
 constexpr double kMostSetsBytes = 8.0 * (1 << 30);
@@ -200,12 +207,11 @@ double free_device_bytes() {
   return static_cast<double>(free);
 }
 
-// How many calls a timed request makes: enough for kRequestTargetS, where one call took
-// `one_call_s` on the GPU.
-int calls_for(double one_call_s) {
-  if (!(one_call_s > 0)) return kMostCallsPerRequest;
-  const double calls = std::ceil(kRequestTargetS / one_call_s);
-  return static_cast<int>(std::clamp(calls, 1.0, static_cast<double>(kMostCallsPerRequest)));
+// How many calls a batch makes, where one call took about `one_call_s` on the GPU.
+int batch_for(double one_call_s) {
+  if (!(one_call_s > 0)) return kMostCallsPerBatch;
+  const double calls = std::ceil(kBatchTargetS / one_call_s);
+  return static_cast<int>(std::clamp(calls, 2.0, static_cast<double>(kMostCallsPerBatch)));
 }
 
 // Adds sets made by work.another_set until there are `wanted`, or the memory they may take is
@@ -221,19 +227,18 @@ void add_sets(const TimedWork& work, int wanted, std::vector<WorkSet>& sets) {
   }
 }
 
-// Warm-up calls, one a request, then the timed requests, with whichever guards `work` has: a
+// Warm-up calls, one a request, then the timed samples, with whichever guards `work` has: a
 // peer has only a call.
 //
 // Where the work is a student's in a runner process, the runner is stopped between requests:
 // it cannot see the next inputs being written or work on them before the clock starts, and
-// before the clock starts the GPU must be free of its work. The clock brackets the requests,
-// the replies (the runner has waited for its device, unless the call's results land in host
-// memory both processes map: then the student's function must have) and a fence of the
+// before the clock starts the GPU must be free of its work. The clock brackets a request's
+// calls, the replies (the runner has waited for its device, unless the call's results land in
+// host memory both processes map: then the student's function must have) and a fence of the
 // judge's own, which waits for any of the runner's work that is still on the GPU
-// (kit::remote::fence); the GPU must be quiet after it, or the case fails. Where the calls go
-// to the runner and the work gives more sets, a request makes as many calls as kRequestTargetS
-// asks, each on its own set: they run back to back, the GPU switching to the runner and back
-// once for all of them.
+// (kit::remote::fence); the GPU must be quiet after it, or the case fails. A sample is one
+// request of one call, less the twin's path; or, where the work gives more sets, the batched
+// pair described above.
 GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::vector<int> verified) {
   if (options.warmup < 0 || options.repeats < 1)
     throw std::invalid_argument("timing needs timing_warmup >= 0 and timing_repeats >= 1");
@@ -241,7 +246,7 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
   remote::TimedSection section;
   CacheFlush flush;
   GuardedRun run;
-  run.verified_requests = std::move(verified);
+  run.verified_samples = std::move(verified);
   std::vector<WorkSet> sets{work};
   bool through_runner = false;  // whether the calls went to the runner: then the path's cost comes off
   double took_s = 0.0;
@@ -254,8 +259,8 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     CUDA_CHECK(cudaDeviceSynchronize());
     return quiet(&took_s);
   };
-  // One request: the calls, each on its set, as `calls` names them. Returns its time, or
-  // nothing when a guard failed (run.failure says why).
+  // One request: the calls, each on its set, as `calls` names them; verified where the sample is
+  // one of those chosen. Returns its time, or nothing when a guard failed (run.failure says why).
   const auto request = [&](const std::vector<Call>& calls) -> std::optional<double> {
     for (const Call& call : calls)
       if (sets[call.set()].refresh) sets[call.set()].refresh(call);
@@ -284,8 +289,8 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
           return std::nullopt;
         }
     const Call& first = calls.front();
-    const bool chosen = first.timed() && std::binary_search(run.verified_requests.begin(),
-                                                            run.verified_requests.end(), first.sample());
+    const bool chosen = first.timed() && std::binary_search(run.verified_samples.begin(),
+                                                            run.verified_samples.end(), first.sample());
     for (const Call& call : calls)
       if (chosen && !sets[call.set()].verify(call)) {
         run.failure = wrong_message(work, call);
@@ -300,23 +305,46 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     if (!took) return run;
     last_warmup_s = *took;
   }
-  if (work.another_set && through_runner)
-    add_sets(work, calls_for(last_warmup_s - remote::path_overhead_s(set_up, 1)), sets);
-  const int per_request = static_cast<int>(sets.size());
+  if (work.another_set && through_runner)  // K in a batch, and one more alone
+    add_sets(work, batch_for(last_warmup_s - remote::path_overhead_s(set_up, 1)) + 1, sets);
+  const int per_sample = static_cast<int>(sets.size());
+  const int batch = per_sample - 1;
+  std::random_device entropy;
+  std::mt19937_64 order((static_cast<std::uint64_t>(entropy()) << 32) ^ entropy());
+  std::vector<double> batched, alone;
   for (int r = 0; r < options.repeats; ++r) {
     std::vector<Call> calls;
-    for (int j = 0; j < per_request; ++j)
-      calls.push_back(Call{options.warmup + r * per_request + j, options.warmup, options.repeats, per_request});
-    const std::optional<double> took = request(calls);
-    if (!took) return run;
-    run.timing.samples_s.push_back(*took);
+    for (int j = 0; j < per_sample; ++j)
+      calls.push_back(Call{options.warmup + r * per_sample + j, options.warmup, options.repeats, per_sample});
+    if (batch < 2) {
+      const std::optional<double> took = request(calls);
+      if (!took) return run;
+      run.timing.samples_s.push_back(*took);
+      continue;
+    }
+    const std::vector<Call> in_batch(calls.begin(), calls.end() - 1), by_itself(calls.end() - 1, calls.end());
+    const bool batch_first = order() % 2 == 0;
+    const std::optional<double> first = request(batch_first ? in_batch : by_itself);
+    if (!first) return run;
+    const std::optional<double> second = request(batch_first ? by_itself : in_batch);
+    if (!second) return run;
+    batched.push_back(batch_first ? *first : *second);
+    alone.push_back(batch_first ? *second : *first);
   }
-  run.timing.calls_per_request = per_request;
-  if (through_runner) {  // measured last: its set-up poisons the outputs the checks above read
-    run.timing.path_overhead_s = remote::path_overhead_s(set_up, per_request) / per_request;
+  if (batch < 2) {
+    if (through_runner) {  // measured last: its set-up poisons the outputs the checks above read
+      run.timing.path_overhead_s = remote::path_overhead_s(set_up, 1);
+      for (double& sample : run.timing.samples_s) sample = std::max(sample - run.timing.path_overhead_s, 0.0);
+    }
+  } else {
+    // The twin's cost of a round trip beyond a request's first, and each sample's K - 1 calls.
+    run.timing.batch_calls = batch;
+    run.timing.path_overhead_s =
+        std::max(remote::path_overhead_s(set_up, batch) - remote::path_overhead_s(set_up, 1), 0.0) / (batch - 1);
+    for (std::size_t i = 0; i < batched.size(); ++i)
+      run.timing.samples_s.push_back(
+          std::max((batched[i] - alone[i]) / (batch - 1) - run.timing.path_overhead_s, 0.0));
   }
-  for (double& sample : run.timing.samples_s)
-    sample = std::max(sample / per_request - run.timing.path_overhead_s, 0.0);
   run.timing.median_s = median(run.timing.samples_s);
   return run;
 }
@@ -341,9 +369,9 @@ TimingOptions TimingOptions::from_params() {
 
 std::string Call::name() const {
   if (!timed()) return "warm-up call " + std::to_string(index + 1) + " of " + std::to_string(warmup);
-  const std::string request = std::to_string(sample()) + " of " + std::to_string(repeats);
-  if (per_request == 1) return "timed call " + request;
-  return "call " + std::to_string(set() + 1) + " of " + std::to_string(per_request) + " in timed request " + request;
+  const std::string sample_text = std::to_string(sample()) + " of " + std::to_string(repeats);
+  if (per_sample == 1) return "timed call " + sample_text;
+  return "call " + std::to_string(set() + 1) + " of " + std::to_string(per_sample) + " in timed sample " + sample_text;
 }
 
 Rng Call::rng(const std::string& stream) const {
@@ -377,7 +405,7 @@ std::size_t count_unwritten(const Output& output) {
                               " bytes; declare it as an array of 1, 2, 4 or 8-byte elements (a float3 as 3 floats)");
 }
 
-std::vector<int> choose_verified_requests(int repeats, std::uint64_t entropy) {
+std::vector<int> choose_verified_samples(int repeats, std::uint64_t entropy) {
   // A sample moves the median only with at least half of the samples on its
   // side, so with fewer than half unverified, any set of calls that moves it
   // holds a verified one.
@@ -422,7 +450,7 @@ GuardedRun run_guarded(const TimedWork& work, const TimingOptions& options) {
   // From the operating system's entropy: the submission cannot know which calls are checked.
   std::random_device entropy;
   const std::uint64_t draw = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
-  return run_calls(work, options, choose_verified_requests(options.repeats, draw));
+  return run_calls(work, options, choose_verified_samples(options.repeats, draw));
 }
 
 Timing time_device_work(const std::function<void()>& call, const TimingOptions& options) {
@@ -434,7 +462,7 @@ Timing time_device_work(const std::function<void()>& call, const TimingOptions& 
 Measurement time_work(const TimedWork& work, const TimingOptions& options) {
   const GuardedRun run = run_guarded(work, options);
   Measurement m{work.name,         run.timing,    work.work_per_call,     work.unit, work.custom_unit,
-                work.custom_scale, work.ceilings, options.ceiling_margin, true,      run.verified_requests};
+                work.custom_scale, work.ceilings, options.ceiling_margin, true,      run.verified_samples};
   if (!run.failure.empty()) {
     std::printf("[timing] %-32s not measured: a guard failed (see the failure message)\n", work.name.c_str());
     std::fflush(stdout);
@@ -483,8 +511,8 @@ void report(const Measurement& m) {
   const std::string implausible = implausibility(m);
   std::printf("[timing] %-32s %10.3f ms  %10.1f %s", m.name.c_str(), m.timing.median_s * 1e3, m.rate(),
               m.unit_name().c_str());
-  if (m.timing.path_overhead_s > 0) std::printf("  (path %.3f ms taken off)", m.timing.path_overhead_s * 1e3);
-  if (m.timing.calls_per_request > 1) std::printf("  (%d calls a request)", m.timing.calls_per_request);
+  if (m.timing.path_overhead_s > 0) std::printf("  (path %.3f ms a call taken off)", m.timing.path_overhead_s * 1e3);
+  if (m.timing.batch_calls > 1) std::printf("  (batches of %d against one call)", m.timing.batch_calls);
   for (const auto& ceiling : m.ceilings)
     std::printf("  (%.2f of %s at %.1f)", m.rate() / ceiling.rate, ceiling.name.c_str(), ceiling.rate);
   if (!implausible.empty()) std::printf("  IMPLAUSIBLE");
@@ -510,9 +538,9 @@ void report(const Measurement& m) {
   record.add("ceiling_names", names).add("ceiling_rates", rates).add("ceiling_bounds", bounds);
   if (!bounds.empty()) record.add("ceiling_margin", m.ceiling_margin);
   if (m.timing.path_overhead_s > 0) record.add("path_overhead_s", m.timing.path_overhead_s);
-  record.add("calls_per_request", static_cast<long long>(m.timing.calls_per_request));
+  record.add("batch_calls", static_cast<long long>(m.timing.batch_calls));
   record.add("guarded", m.guarded)
-      .add("verified_requests", std::vector<double>(m.verified_requests.begin(), m.verified_requests.end()))
+      .add("verified_samples", std::vector<double>(m.verified_samples.begin(), m.verified_samples.end()))
       .add("implausible", !implausible.empty());
   write_record(record);
   if (!implausible.empty()) FAIL_CHECK(implausible);

@@ -259,12 +259,12 @@ TEST_CASE("harness: every timing call has inputs of its own and a name for messa
   CHECK(first_timed.rng("a").seed() == kit::Call{3, 3, 15}.rng("a").seed());
 }
 
-TEST_CASE("harness: calls batched in a request each have a set, inputs and a name of their own" * KIT_CPU_ONLY) {
-  // 3 warm-up calls, then 15 requests of 4 calls: call index 3 + 4 r + j is call j + 1 of request r + 1.
+TEST_CASE("harness: the calls of a batched sample each have a set, inputs and a name of their own" * KIT_CPU_ONLY) {
+  // 3 warm-up calls, then 15 samples of 4 calls (3 batched, 1 alone): call 3 + 4 s + j is call j + 1 of sample s + 1.
   const kit::Call first{3, 3, 15, 4}, third_of_second{9, 3, 15, 4}, last{62, 3, 15, 4};
-  CHECK(first.name() == "call 1 of 4 in timed request 1 of 15");
-  CHECK(third_of_second.name() == "call 3 of 4 in timed request 2 of 15");
-  CHECK(last.name() == "call 4 of 4 in timed request 15 of 15");
+  CHECK(first.name() == "call 1 of 4 in timed sample 1 of 15");
+  CHECK(third_of_second.name() == "call 3 of 4 in timed sample 2 of 15");
+  CHECK(last.name() == "call 4 of 4 in timed sample 15 of 15");
   CHECK(first.set() == 0);
   CHECK(third_of_second.set() == 2);
   CHECK(third_of_second.sample() == 2);
@@ -276,7 +276,7 @@ TEST_CASE("harness: calls batched in a request each have a set, inputs and a nam
 TEST_CASE("harness: the verified timing calls are the last and enough random others" * KIT_CPU_ONLY) {
   for (int repeats = 1; repeats <= 31; ++repeats) {
     INFO("repeats = " << repeats);
-    const std::vector<int> chosen = kit::choose_verified_requests(repeats, 12345);
+    const std::vector<int> chosen = kit::choose_verified_samples(repeats, 12345);
     REQUIRE(!chosen.empty());
     CHECK(chosen.back() == repeats);
     CHECK(std::is_sorted(chosen.begin(), chosen.end()));
@@ -285,13 +285,13 @@ TEST_CASE("harness: the verified timing calls are the last and enough random oth
     // Moving the median takes at least (repeats + 1) / 2 samples; fewer than that go unchecked.
     const int unverified = repeats - static_cast<int>(chosen.size());
     CHECK(unverified < (repeats + 1) / 2);
-    CHECK(chosen == kit::choose_verified_requests(repeats, 12345));  // the draw alone decides
+    CHECK(chosen == kit::choose_verified_samples(repeats, 12345));  // the draw alone decides
   }
   // Over many draws, every call but the last is sometimes checked and sometimes not.
   std::vector<int> times_chosen(16, 0);
   std::set<std::vector<int>> distinct;
   for (std::uint64_t draw = 0; draw < 400; ++draw) {
-    const std::vector<int> chosen = kit::choose_verified_requests(15, draw);
+    const std::vector<int> chosen = kit::choose_verified_samples(15, draw);
     distinct.insert(chosen);
     for (const int call : chosen) ++times_chosen[static_cast<std::size_t>(call)];
   }

@@ -119,8 +119,8 @@ TEST_CASE("harness: honest work passes the timing guards") {
   CHECK(run.failure == "");
   CHECK(run.timing.samples_s.size() == 7);
   CHECK(run.timing.median_s > 0.0);
-  CHECK(run.verified_requests.size() == 4);  // the last and 3 of the other 6
-  CHECK(run.verified_requests.back() == 7);
+  CHECK(run.verified_samples.size() == 4);  // the last and 3 of the other 6
+  CHECK(run.verified_samples.back() == 7);
   CHECK(test.verified == 4);
 }
 
@@ -131,7 +131,7 @@ TEST_CASE("harness: time_work reports honest work and passes") {
   work.ceilings = {kit::copy_ceiling(static_cast<std::size_t>(work.work_per_call), o)};
   const kit::Measurement m = kit::time_work(work, o);
   CHECK(m.guarded);
-  CHECK(m.verified_requests.size() == 4);
+  CHECK(m.verified_samples.size() == 4);
   CHECK(kit::implausibility(m) == "");  // a kernel that moves what a copy moves stays below 1.5 copies
 }
 

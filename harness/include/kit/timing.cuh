@@ -1,27 +1,28 @@
 // Timing, for the timing cases that the grader's performance points are based
 // on: one way to time work, guarded so that only work really done is measured.
 //
-// Method: `warmup` calls, then `repeats` timed requests. Before every request,
+// Method: `warmup` calls, then `repeats` timed samples. Before every request,
 // outside the clock: fresh inputs (refresh), the poison written over every
 // output, and the L2 cache emptied; then cudaDeviceSynchronize, the clock, the
 // request's calls, cudaDeviceSynchronize (so work left on any stream is
-// counted), the clock. A request is one call, or, for work that gives more sets
-// of its buffers (TimedWork::sets_from) and is short beside what the path to
-// the runner costs, several calls one after the other, each on a set of its
-// own: the path's fixed cost, and its noise, are then shared among them. Each
-// request gives one sample, its time per call. The median sample is reported,
-// with a rate (GB/s, GFLOP/s or a unit of the lab's own) and its ratio to
-// ceilings measured in the same process.
+// counted), the clock. A sample is one request of one call; or, for work that
+// gives more sets of its buffers (TimedWork::sets_from) and runs in the
+// runner, two requests, one of K calls back to back and one of a call alone,
+// each call on a set of its own, whose difference is K - 1 calls' own time:
+// what a request costs besides its calls (the path to the runner, and more
+// that varies) cancels out. The median sample, in seconds per call, is
+// reported with a rate (GB/s, GFLOP/s or a unit of the lab's own) and its
+// ratio to ceilings measured in the same process.
 //
 // The guards, for a student's work (time_work):
 // - after every request, outside the clock, no output may still hold the
 //   poison: a call that skips work (because it was called before with the same
 //   arguments, or on all but some calls) fails the timing case;
 // - the inputs change before every request, so an output kept from an earlier
-//   call is wrong; the output of every call of the last request, and of as many
-//   other requests chosen at random at run time as leaves fewer than half of
-//   the samples unchecked, is compared with the CPU reference: a submission
-//   that cheats on enough calls to move the median is always caught;
+//   call is wrong; the output of every call of the last sample, and of as many
+//   other samples chosen at random at run time as leaves fewer than half of
+//   them unchecked, is compared with the CPU reference: a submission that
+//   cheats on enough calls to move the median is always caught;
 // - a rate above ceiling_margin times a bound ceiling (a limit of the hardware or
 //   of the best library, measured in the same process) fails the timing case:
 //   the call cannot have done the work.
@@ -53,23 +54,24 @@ struct TimingOptions {
 struct Timing {
   std::vector<double> samples_s;  // seconds per call, one per timed request
   double median_s = 0.0;
-  // What the path between the judge and the runner added to each request, per call, taken off
-  // every sample (kit::remote::path_overhead_s); 0 for work the judge did itself.
+  // What the path between the judge and the runner added to each call, taken off every sample
+  // (kit::remote::path_overhead_s: a request's, or in a batch, a round trip's); 0 for work the
+  // judge did itself.
   double path_overhead_s = 0.0;
-  int calls_per_request = 1;  // how many calls, each on a set of buffers of its own, one request made
+  int batch_calls = 1;  // K, the calls of a sample's batched request (1: samples of one call)
 };
 
 // One call of a timed work, as refresh and verify see it.
 struct Call {
-  int index = 0;        // 0-based over all calls, the warm-up calls first
-  int warmup = 0;       // how many warm-up calls come first (one a request)
-  int repeats = 0;      // how many timed requests follow them
-  int per_request = 1;  // calls in each timed request
+  int index = 0;       // 0-based over all calls, the warm-up calls first
+  int warmup = 0;      // how many warm-up calls come first
+  int repeats = 0;     // how many timed samples follow them
+  int per_sample = 1;  // calls in each timed sample: 1, or K batched and one alone
 
   bool timed() const { return index >= warmup; }
-  int sample() const { return (index - warmup) / per_request + 1; }  // the timed request, 1-based
-  int set() const { return timed() ? (index - warmup) % per_request : 0; }  // which set of buffers it uses
-  // "warm-up call 2 of 3", "timed call 7 of 15" or "call 2 of 4 in timed request 7 of 15", for messages.
+  int sample() const { return (index - warmup) / per_sample + 1; }  // the timed sample, 1-based
+  int set() const { return timed() ? (index - warmup) % per_sample : 0; }  // which set of buffers it uses
+  // "warm-up call 2 of 3", "timed call 7 of 15" or "call 2 of 5 in timed sample 7 of 15", for messages.
   std::string name() const;
   // The running test case's random stream `stream`, different for every call:
   // refresh makes this call's inputs from it, and verify makes them again.
@@ -141,8 +143,8 @@ struct TimedWork : WorkSet {
   std::vector<Ceiling> ceilings;
   std::string look_at;  // where the student should look when a guard fails
   // Optional: makes another set, on buffers of its own that its functions own (hold them in a
-  // std::shared_ptr the lambdas copy). Where it is given and one call is short beside the path
-  // to the runner, a timed request makes several calls, each on its own set (see the top).
+  // std::shared_ptr the lambdas copy). Where it is given and the calls go to the runner, the
+  // samples are batched (see the top): K + 1 sets, K about 2 ms of calls, 2 to 16.
   std::function<WorkSet()> another_set;
 
   // The first set from `make`, and `make` for the others: a timing case writes its buffers and
@@ -163,7 +165,7 @@ struct Measurement {
   std::vector<Ceiling> ceilings;
   double ceiling_margin = 0.0;      // needed when a ceiling is a bound: see TimingOptions
   bool guarded = false;             // timed by time_work, with the guards
-  std::vector<int> verified_requests;  // the timed requests (1-based) whose outputs were compared with the reference
+  std::vector<int> verified_samples;  // the timed samples (1-based) whose outputs were compared with the reference
 
   double rate() const;
   std::string unit_name() const;
@@ -172,7 +174,7 @@ struct Measurement {
 // What the guarded run of a work found.
 struct GuardedRun {
   Timing timing;                    // all samples and their median, when nothing failed
-  std::vector<int> verified_requests;  // the timed requests (1-based) chosen for verification
+  std::vector<int> verified_samples;  // the timed samples (1-based) chosen for verification
   std::string failure;              // empty, or why the run stopped: an unwritten output or a wrong one
 };
 
@@ -190,10 +192,10 @@ GuardedRun run_guarded(const TimedWork& work, const TimingOptions& options);
 // A library peer or a ceiling: the same timing, without guards.
 Timing time_device_work(const std::function<void()>& call, const TimingOptions& options);
 
-// Which timed requests (1-based, ascending) are verified, every call of them: the
+// Which timed samples (1-based, ascending) are verified, every call of them: the
 // last, and repeats / 2 of the others drawn with `entropy`, so that fewer than half
 // of the samples go unverified.
-std::vector<int> choose_verified_requests(int repeats, std::uint64_t entropy);
+std::vector<int> choose_verified_samples(int repeats, std::uint64_t entropy);
 
 // Where a verify compares a timed call's output when comparing all of it on the CPU would
 // cost far more than the call (a quarter of a gigabyte, made again for each verified call):

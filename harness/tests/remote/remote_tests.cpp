@@ -391,22 +391,22 @@ kit::TimingOptions batch_options() {
 
 }  // namespace
 
-TEST_CASE("remote (GPU): a short work is timed several calls a request, each on its own set, every call checked") {
+TEST_CASE("remote (GPU): a short work is timed in batched samples, each call on its own set, every call checked") {
   BatchedDoubling test;
   const kit::GuardedRun run = kit::run_guarded(test.work(double_values), batch_options());
   REQUIRE(run.failure == "");
-  const int per_request = run.timing.calls_per_request;
-  CHECK(per_request > 1);  // a few microseconds of work beside a path of a few hundred
+  const int batch = run.timing.batch_calls;
+  CHECK(batch > 1);  // a few microseconds of work beside a path of a few hundred
   CHECK(run.timing.samples_s.size() == 5);
-  CHECK(run.timing.path_overhead_s > 0.0);
-  CHECK(run.verified_requests.back() == 5);
-  CHECK(test.verified == static_cast<int>(run.verified_requests.size()) * per_request);
+  CHECK(run.verified_samples.back() == 5);
+  // A verified sample's calls: the batch and the call alone.
+  CHECK(test.verified == static_cast<int>(run.verified_samples.size()) * (batch + 1));
 }
 
-TEST_CASE("remote (GPU): a call of a batched request that does nothing is caught by its set's poison") {
+TEST_CASE("remote (GPU): a call of a batched sample that does nothing is caught by its set's poison") {
   BatchedDoubling test;
   const kit::GuardedRun run = kit::run_guarded(test.work(double_values_mostly), batch_options());
   INFO("the failure: " << run.failure);
   CHECK(contains(run.failure, "unwritten"));
-  CHECK(contains(run.failure, "in timed request 1 of 5"));  // the fourth call: two warm-ups, then the second of request 1
+  CHECK(contains(run.failure, "in timed sample 1 of 5"));  // the fourth call: two warm-ups, then the second of sample 1
 }
