@@ -193,10 +193,13 @@ bool quiet(double* took_s) {
 // once; their difference, less the twin's cost of K - 1 more round trips, is K - 1 calls' own
 // time. A submission cannot tell, when a call arrives, which of the two requests it is in.
 //
-// K brings the batch to about kBatchTargetS (so the difference is well above the residual's
-// noise), at least 2, at most kMostCallsPerBatch, within the memory the sets may take.
+// Calls of kBatchBelowS or more are timed alone: the residual is then under 5% of a call. K brings
+// the batch to about kBatchTargetS (so the difference is well above the residual's noise), at
+// least 2, at most kMostCallsPerBatch (every call of a verified sample is checked, on the CPU,
+// while the class waits for the GPU), within the memory the sets may take.
+constexpr double kBatchBelowS = 10e-3;
 constexpr double kBatchTargetS = 2e-3;
-constexpr int kMostCallsPerBatch = 16;
+constexpr int kMostCallsPerBatch = 8;
 // The sets beyond the first take at most this share of the device memory free, and this much.
 constexpr double kSetsMemoryShare = 0.25;
 constexpr double kMostSetsBytes = 8.0 * (1 << 30);
@@ -207,8 +210,9 @@ double free_device_bytes() {
   return static_cast<double>(free);
 }
 
-// How many calls a batch makes, where one call took about `one_call_s` on the GPU.
+// How many calls a batch makes, where one call took about `one_call_s` on the GPU (1: no batch).
 int batch_for(double one_call_s) {
+  if (one_call_s >= kBatchBelowS) return 1;
   if (!(one_call_s > 0)) return kMostCallsPerBatch;
   const double calls = std::ceil(kBatchTargetS / one_call_s);
   return static_cast<int>(std::clamp(calls, 2.0, static_cast<double>(kMostCallsPerBatch)));
@@ -305,8 +309,11 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     if (!took) return run;
     last_warmup_s = *took;
   }
-  if (work.another_set && through_runner)  // K in a batch, and one more alone
-    add_sets(work, batch_for(last_warmup_s - remote::path_overhead_s(set_up, 1)) + 1, sets);
+  if (work.another_set && through_runner) {  // K in a batch, and one more alone
+    const int wanted = batch_for(last_warmup_s - remote::path_overhead_s(set_up, 1));
+    if (wanted > 1) add_sets(work, wanted + 1, sets);
+    if (sets.size() < 3) sets.resize(1);  // memory for no batch of 2: samples of one call
+  }
   const int per_sample = static_cast<int>(sets.size());
   const int batch = per_sample - 1;
   std::random_device entropy;
