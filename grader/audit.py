@@ -3,8 +3,8 @@
 - the grader's commit (git, or grader/COMMIT in a copy without git), and
 - a fingerprint of what was graded (the student's files, the lab's config, that
   commit): a class grading that resumes keeps a result only while it matches;
-- for a performance score whose time ratio sits within RERUN_BAND of a
-  threshold, a second timing and which one counted (the better median: a
+- for a performance score whose ratio sits within RERUN_BAND of one of its
+  thresholds, a second timing and which one counted (the better ratio: a
   student is not marked down by one noisy run).
 """
 from __future__ import annotations
@@ -14,13 +14,13 @@ import hashlib
 import tempfile
 from pathlib import Path
 
-from grader.config import REPO_ROOT, LabConfig
+from grader.config import REPO_ROOT, LabConfig, PerfSpec
 from grader.intake import MAX_FILE_BYTES
 from grader.proc import run_process, scrubbed_env
 
 COMMIT_FILE = REPO_ROOT / "grader" / "COMMIT"
 GIT_TIMEOUT_S = 30
-RERUN_BAND = 0.02  # a ratio within 2% of full_at or zero_at is timed again
+RERUN_BAND = 0.02  # a ratio within 2% of its full_at or zero_at is timed again
 
 
 @functools.cache
@@ -78,6 +78,7 @@ def _content_or_stamp(path: Path) -> bytes:
         return source.read(MAX_FILE_BYTES + 1)  # should it grow meanwhile: the fingerprint differs, that is all
 
 
-def near_threshold(ratio: float, config: LabConfig) -> bool:
-    """Whether a time ratio lies within RERUN_BAND (relative) of full_at or zero_at."""
-    return any(abs(ratio / threshold - 1.0) <= RERUN_BAND for threshold in (config.full_at, config.zero_at))
+def near_threshold(ratio: float, spec: PerfSpec) -> bool:
+    """Whether a performance item's ratio (score.perf_ratio) lies within RERUN_BAND (relative) of its full_at or
+    zero_at."""
+    return any(abs(ratio / threshold - 1.0) <= RERUN_BAND for threshold in (spec.full_at, spec.zero_at))

@@ -46,13 +46,36 @@ class TestSpec:
     sanitizer: str | None = None  # run under `compute-sanitizer --tool <this>`; a finding fails the test
 
 
+# How a performance item's share of points falls between full_at and zero_at ([[perf]]'s `falloff`):
+# "inverse", points x full_at / ratio, none past zero_at; "linear", a straight line from all at full_at to none at
+# zero_at.
+FALLOFFS = ("inverse", "linear")
+
+
 @dataclass(frozen=True)
 class PerfSpec:
+    """[[perf]] in lab.toml: the points of one measurement of a timing case, against the reference's same one.
+
+    The number compared is the measurement's median time, or with `over_slowest_of` that time over the slowest
+    (longest median) of the named measurements of the same case, which the same run measured: a pipeline's time
+    over its slowest stage alone, its overlap. Either way the student's number is divided by the reference's
+    from the same grading, and that ratio is scored against full_at and zero_at ([grading]'s unless the entry
+    gives its own) with the entry's falloff."""
+
     case: str
     measurement: str
     points: float
     requires: tuple[str, ...]  # fnmatch patterns over test names that must all pass
     extra_credit: bool = False
+    full_at: float = 1.2
+    zero_at: float = 10.0
+    falloff: str = "inverse"
+    over_slowest_of: tuple[str, ...] = ()
+
+    @property
+    def records(self) -> tuple[str, ...]:
+        """The measurements of the case the item is scored from: its own, then those it is divided by."""
+        return (self.measurement,) + self.over_slowest_of
 
 
 @dataclass(frozen=True)
@@ -68,20 +91,26 @@ class QuestionSpec:
 @dataclass(frozen=True)
 class VariantSpec:
     """A submission made from the reference by one text replacement: [[right]] in hidden.toml, a correct
-    alternative (another block or tile size) that must pass every test case that is not timed."""
+    alternative (another block or tile size) that must pass every test case that is not timed; with `timed`, it
+    is timed too and must earn every point the autograder gives, performance included."""
 
     name: str
     why: str
     file: str
     replace: str
     by: str
+    timed: bool = False
 
 
 @dataclass(frozen=True)
 class WrongSpec(VariantSpec):
-    """[[wrong]] in hidden.toml: a deliberately wrong variant, which must fail the tests it names."""
+    """[[wrong]] in hidden.toml: a deliberately wrong variant, which must fail the tests it names, and keep at most
+    the given share of each performance measurement it names in `keeps_at_most` (a correct submission that misses
+    what the measurement is about: a pipeline that overlaps nothing). Its timing case must pass for that: the
+    points must be lost on the time itself."""
 
     must_fail: tuple[str, ...] = ()
+    keeps_at_most: dict[str, float] = field(default_factory=dict)  # measurement -> the share of its points kept
 
 
 # The lab.toml tables that say how the lab's header crosses between judge and runner (grader/calls.py).
@@ -244,7 +273,8 @@ def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> l
     return tests
 
 
-def _perf(entries: list, where: str) -> list[PerfSpec]:
+def _perf(entries: list, where: str, full_at: float, zero_at: float) -> list[PerfSpec]:
+    """[[perf]] entries; `full_at` and `zero_at` are [grading]'s, which an entry may override."""
     perf = []
     for i, entry in enumerate(entries):
         here = f"{where} [[perf]] #{i + 1}"
@@ -253,10 +283,24 @@ def _perf(entries: list, where: str) -> list[PerfSpec]:
                 raise ConfigError(f"{here}: '{key}' is required")
         if UNSAFE_IN_CASE_NAMES.search(entry["case"]):
             raise ConfigError(f"{here}: case name {entry['case']!r} may not contain any of , * ? [ ] \\ ; \"")
+        own_full = _number(entry, "full_at", here, full_at, minimum=1)
+        own_zero = _number(entry, "zero_at", here, zero_at, minimum=1)
+        if own_zero <= own_full:
+            raise ConfigError(f"{here}: zero_at ({own_zero:g}) must be larger than full_at ({own_full:g})")
+        falloff = entry.get("falloff", "inverse")
+        if falloff not in FALLOFFS:
+            raise ConfigError(f"{here}: 'falloff' must be one of {list(FALLOFFS)}, not {falloff!r}")
+        over = _strings(entry, "over_slowest_of", here)
+        if "over_slowest_of" in entry and not over:
+            raise ConfigError(f"{here}: 'over_slowest_of' must name the measurements of the case to divide by")
+        if entry["measurement"] in over:
+            raise ConfigError(f"{here}: 'over_slowest_of' names the measurement itself ({entry['measurement']!r}): "
+                              f"its ratio to itself is always 1")
         perf.append(PerfSpec(case=entry["case"], measurement=entry["measurement"],
                              points=_number(entry, "points", here),
                              requires=_strings(entry, "requires", here) or ("*",),
-                             extra_credit=bool(entry.get("extra_credit", False))))
+                             extra_credit=bool(entry.get("extra_credit", False)),
+                             full_at=own_full, zero_at=own_zero, falloff=falloff, over_slowest_of=over))
     return perf
 
 
@@ -275,18 +319,40 @@ def _variants(entries: list, table: str, student_files: tuple[str, ...], where: 
                 raise ConfigError(f"{here}: '{key}' is required")
         fields = dict(name=name, why=entry["why"], file=entry["file"], replace=entry["replace"], by=entry["by"])
         if table == "right":
-            if "must_fail" in entry:
-                raise ConfigError(f"{here}: a correct alternative has no 'must_fail' (it must pass every test)")
-            variants.append(VariantSpec(**fields))
+            for key in ("must_fail", "keeps_at_most"):
+                if key in entry:
+                    raise ConfigError(f"{here}: a correct alternative has no '{key}' (it must pass every test)")
+            timed = entry.get("timed", False)
+            if not isinstance(timed, bool):
+                raise ConfigError(f"{here}: 'timed' must be true or false")
+            variants.append(VariantSpec(**fields, timed=timed))
             continue
+        if "timed" in entry:
+            raise ConfigError(f"{here}: 'timed' is for a correct alternative ([[right]]); a wrong variant's timing "
+                              f"cases run where 'keeps_at_most' names their measurements")
         must_fail = _strings(entry, "must_fail", here)
-        if not must_fail:
-            raise ConfigError(f"{here}: 'must_fail' must name the tests this mistake has to fail")
-        variants.append(WrongSpec(**fields, must_fail=must_fail))
+        keeps = _shares(entry.get("keeps_at_most", {}), here)
+        if not must_fail and not keeps:
+            raise ConfigError(f"{here}: 'must_fail' must name the tests this mistake has to fail, or 'keeps_at_most' "
+                              f"the performance measurements it must lose (e.g. keeps_at_most = {{ pipelined = 0.25 }})")
+        variants.append(WrongSpec(**fields, must_fail=must_fail, keeps_at_most=keeps))
     names = [v.name for v in variants]
     if duplicates := {n for n in names if names.count(n) > 1}:
         raise ConfigError(f"{where} [[{table}]]: names appear twice: {sorted(duplicates)}")
     return variants
+
+
+def _shares(table: object, here: str) -> dict[str, float]:
+    """[[wrong]]'s keeps_at_most: measurement -> the share of its points (0 to 1, below 1) the variant may keep."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{here}: 'keeps_at_most' must be a table of measurements, e.g. {{ pipelined = 0.25 }}")
+    shares = {}
+    for measurement, share in table.items():
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
+            raise ConfigError(f"{here}: keeps_at_most's '{measurement}' must be a share of its points from 0 to "
+                              f"below 1, not {share!r}")
+        shares[measurement] = float(share)
+    return shares
 
 
 def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
@@ -322,7 +388,11 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
 
     params = _params(public.get("params", {}), where)
     params.update(_params(hidden.get("params", {}), hidden_where))
-    perf = _perf(public.get("perf", []), where)
+    full_at = _number(grading, "full_at", f"{where} [grading]", 1.2, minimum=1)
+    zero_at = _number(grading, "zero_at", f"{where} [grading]", 10.0, minimum=1)
+    if zero_at <= full_at:
+        raise ConfigError(f"{where} [grading]: zero_at ({zero_at}) must be larger than full_at ({full_at})")
+    perf = _perf(public.get("perf", []), where, full_at, zero_at)
     # The timing cases' parameters (kit::TimingOptions::from_params), where the lab has timing cases: a lab
     # with no [[perf]] (lab 00, whose students write no kernel to race) times nothing with them.
     for key in ("seed",) + (("timing_warmup", "timing_repeats", "ceiling_margin") if perf else ()):
@@ -340,10 +410,6 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
     if overlap := set(names) & {p.case for p in perf}:
         raise ConfigError(f"{where}: {sorted(overlap)} are listed both as tests and as timing cases")
 
-    full_at = _number(grading, "full_at", f"{where} [grading]", 1.2, minimum=1)
-    zero_at = _number(grading, "zero_at", f"{where} [grading]", 10.0, minimum=1)
-    if zero_at <= full_at:
-        raise ConfigError(f"{where} [grading]: zero_at ({zero_at}) must be larger than full_at ({full_at})")
     visibility = hidden.get("grading", {}).get("visibility", "after_due_date")
     if visibility not in VISIBILITIES:
         raise ConfigError(f"{hidden_where} [grading]: visibility must be one of {sorted(VISIBILITIES)}")
@@ -357,6 +423,10 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         if unknown_cases := [name for name in variant.must_fail if name not in known_cases]:
             raise ConfigError(f"{hidden_where} [[wrong]] '{variant.name}': must_fail names no test case: "
                               f"{unknown_cases}")
+        scored = {p.measurement for p in perf if p.points > 0}
+        if unknown_measurements := [m for m in variant.keeps_at_most if m not in scored]:
+            raise ConfigError(f"{hidden_where} [[wrong]] '{variant.name}': keeps_at_most names no measurement that "
+                              f"earns points ([[perf]] with points > 0): {unknown_measurements}")
 
     return LabConfig(
         name=lab, title=str(info.get("title", lab)), lab_dir=lab_dir,

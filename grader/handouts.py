@@ -94,6 +94,52 @@ def _requires(spec: PerfSpec) -> str:
     return f"every test named {names}"
 
 
+def _names(names: list[str] | tuple[str, ...]) -> str:
+    quoted = [f"`{name}`" for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _rule(spec: PerfSpec) -> tuple:
+    """What decides how a performance item is scored, apart from its points."""
+    return spec.full_at, spec.zero_at, spec.falloff, spec.over_slowest_of
+
+
+def scoring_rule(spec: PerfSpec, measurements: list[str], named: bool = False) -> str:
+    """How the points of `measurements` (which share `spec`'s rule) are scored, as a sentence; naming them in its
+    subject where the rule is not the lab's only one (`named`)."""
+    full, zero = _points(spec.full_at), _points(spec.zero_at)
+    subject = "Performance points" + (f" for {_names(measurements)}" if named else "")
+    if spec.over_slowest_of:
+        what = (f"{subject} score the median time of {_names(measurements)} over that of the slowest of "
+                f"{_names(spec.over_slowest_of)} alone, timed in the same run (for a pipeline, how well its stages "
+                f"overlap: 1.00 when everything else hides behind the slowest), against the same ratio of the "
+                f"reference solution, timed on the same GPU in the same grading run")
+        unit = "the reference's ratio"
+    else:
+        what = (f"{subject} compare your median time with the reference solution's, timed on the same GPU in the "
+                f"same grading run")
+        unit = "the reference's time"
+    if spec.falloff == "linear":
+        middle = _points(round((spec.full_at + spec.zero_at) / 2, 3))
+        how = (f"full points at ≤ {full}× {unit}, then fewer in a straight line (at {middle}× half of them), none "
+               f"from {zero}×")
+    else:
+        half = f" (at {_points(2 * spec.full_at)}× half of them)" if 2 * spec.full_at <= spec.zero_at else ""
+        how = f"full points at ≤ {full}× {unit}, then the points × {full} / your ratio{half}, none past {zero}×"
+    return f"{what}: {how}."
+
+
+def scoring_rules(config: LabConfig) -> list[str]:
+    """One sentence per way the lab's performance points are scored: one for the whole lab where its
+    measurements that earn points share a rule, else one naming each rule's measurements."""
+    scored = [spec for spec in config.perf if spec.points > 0] or list(config.perf)
+    rules: dict[tuple, list[PerfSpec]] = {}
+    for spec in scored:
+        rules.setdefault(_rule(spec), []).append(spec)
+    return [scoring_rule(specs[0], [spec.measurement for spec in specs], named=len(rules) > 1)
+            for specs in rules.values()]
+
+
 def _perf_row(spec: PerfSpec) -> str:
     label = f"performance: `{spec.measurement}` ({_cell(spec.case)})"
     if spec.points == 0:
@@ -161,13 +207,9 @@ def generate(config: LabConfig) -> str:
         lines.append(f"| **with extra credit** | **{_points(config.max_points + config.extra_credit_points)}** |")
 
     if config.perf:
-        full, zero = _points(config.full_at), _points(config.zero_at)
-        half = (f" (at {_points(2 * config.full_at)}× half of them)" if 2 * config.full_at <= config.zero_at else "")
-        lines += [""] + _wrap(
-            f"Performance points compare your median time with the reference solution's, timed on the same GPU in "
-            f"the same grading run: full points at ≤ {full}× the reference's time, then the points × {full} / your "
-            f"ratio{half}, none past {zero}×. A measurement earns points only when its timing case passes and so do "
-            f"the tests it needs (hidden tests whose names match included):") + [""]
+        lines += [""] + _wrap(" ".join(scoring_rules(config)) + " A measurement earns points only when its timing "
+                              "case passes and so do the tests it needs (hidden tests whose names match included):")
+        lines += [""]
         lines += [f"- `{p.measurement}`: {_requires(p)}" for p in config.perf if p.points > 0]
         params = _public_params(config)
         sizes = timing_sizes(config)

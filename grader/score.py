@@ -1,10 +1,15 @@
 """Score: turn test outcomes into points through the lab config.
 
 Correctness tests are all or nothing. Performance points compare the
-submission's median time T with the reference's Tref from the same grading
-run: full points at T <= full_at * Tref, points * full_at * Tref / T above
-that, and none past zero_at * Tref. They need the timed output to be right and
-every test named in the entry's `requires` to pass.
+submission's number with the reference's from the same grading run. The
+number is a measurement's median time T, or, where its [[perf]] entry names
+`over_slowest_of`, T over the slowest of those measurements of the same run
+(a pipeline's time over its slowest stage alone: how well it overlaps). With
+ratio = mine / the reference's: full points at ratio <= full_at, and none past
+zero_at; in between, points * full_at / ratio ("inverse", the default) or a
+straight line from all to none ("linear"). The thresholds are [grading]'s
+unless the entry gives its own. Performance points need the timed output to be
+right and every test named in the entry's `requires` to pass.
 
 The written analysis ([[questions]]) is scored by a TA, not here: each
 question is an item of kind "manual" that holds no score, so that no total of
@@ -50,8 +55,10 @@ def by_hand_output(config: LabConfig) -> str:
             f"labs/{config.name}/QUESTIONS.md; not part of the autograder's score.")
 
 
-def perf_fraction(time_s: float, reference_s: float, full_at: float, zero_at: float) -> float:
-    """The share of a performance item's points earned at time_s against reference_s."""
+def perf_fraction(time_s: float, reference_s: float, full_at: float, zero_at: float,
+                  falloff: str = "inverse") -> float:
+    """The share of a performance item's points earned at time_s against reference_s (or any two numbers of
+    the same kind: a pipeline's overlap ratio against the reference's)."""
     if time_s <= 0 or reference_s <= 0:
         return 0.0
     ratio = time_s / reference_s
@@ -59,7 +66,58 @@ def perf_fraction(time_s: float, reference_s: float, full_at: float, zero_at: fl
         return 1.0
     if ratio > zero_at:
         return 0.0
+    if falloff == "linear":
+        return (zero_at - ratio) / (zero_at - full_at)
     return full_at / ratio
+
+
+@dataclass(frozen=True)
+class ScoredValue:
+    """What a performance item is scored on in one run: `value`, the measurement's median time or, with
+    over_slowest_of, that time over `slowest`'s (the slowest of those measurements, by name and record)."""
+
+    value: float
+    timing: dict
+    slowest: tuple[str, dict] | None = None
+
+
+def scored_value(spec: PerfSpec, outcome: CaseOutcome) -> ScoredValue | str:
+    """The number `spec` scores in `outcome`'s run, or why there is none."""
+    mine = outcome.timing(spec.measurement)
+    if mine is None:
+        return f"the timing case reported no measurement '{spec.measurement}'"
+    median = mine.get("median_s")
+    if not isinstance(median, (int, float)) or median <= 0:
+        return f"the measurement '{spec.measurement}' has no positive median time"
+    if not spec.over_slowest_of:
+        return ScoredValue(float(median), mine)
+    stages = {}
+    for name in spec.over_slowest_of:
+        stage = outcome.timing(name)
+        stage_median = stage.get("median_s") if stage else None
+        if not isinstance(stage_median, (int, float)) or stage_median <= 0:
+            return f"the timing case reported no positive median time for '{name}', which '{spec.measurement}' " \
+                   f"is scored against"
+        stages[name] = stage
+    slowest = max(stages, key=lambda name: stages[name]["median_s"])
+    return ScoredValue(float(median) / float(stages[slowest]["median_s"]), mine, (slowest, stages[slowest]))
+
+
+def perf_ratio(spec: PerfSpec, outcome: CaseOutcome | None, reference: CaseOutcome | None) -> float | None:
+    """The ratio `spec` is scored on: the outcome's number over the reference's; None where either has none."""
+    if outcome is None or reference is None:
+        return None
+    mine, theirs = scored_value(spec, outcome), scored_value(spec, reference)
+    if isinstance(mine, str) or isinstance(theirs, str):
+        return None
+    return mine.value / theirs.value
+
+
+def thresholds(spec: PerfSpec) -> str:
+    """How a performance item's points fall with its ratio, in words."""
+    if spec.falloff == "linear":
+        return f"full points at <= {spec.full_at:g}x, falling in a straight line to none at {spec.zero_at:g}x"
+    return f"full points at <= {spec.full_at:g}x, none past {spec.zero_at:g}x"
 
 
 def _trim(text: str) -> str:
@@ -102,15 +160,25 @@ def _perf_item(spec: PerfSpec, config: LabConfig, outcomes: dict[str, CaseOutcom
         return 0.0, _trim(f"{summary}\nNo performance points until these correctness tests pass: "
                           + "; ".join(failing))
     ref_outcome = reference.get(spec.case) if reference else None
-    ref = ref_outcome.timing(spec.measurement) if ref_outcome and ref_outcome.passed else None
-    if ref is None:
+    ref = scored_value(spec, ref_outcome) if ref_outcome and ref_outcome.passed else None
+    if ref is None or isinstance(ref, str):
         return 0.0, (f"{summary}\nNo reference timing in this run, so no performance points here; "
                      f"they are awarded when your submission is graded beside the reference solution.")
-    fraction = perf_fraction(mine["median_s"], ref["median_s"], config.full_at, config.zero_at)
-    ratio = mine["median_s"] / ref["median_s"]
-    return fraction, (f"{summary}\nReference: {_describe(ref)}\n"
-                      f"Your time is {ratio:.2f}x the reference's (full points at <= {config.full_at:g}x, "
-                      f"none past {config.zero_at:g}x).")
+    own = scored_value(spec, outcome)
+    if isinstance(own, str):
+        return 0.0, _trim(f"{summary}\nNo performance points: {own}.")
+    fraction = perf_fraction(own.value, ref.value, spec.full_at, spec.zero_at, spec.falloff)
+    ratio = own.value / ref.value
+    if own.slowest is None:
+        return fraction, (f"{summary}\nReference: {_describe(ref.timing)}\n"
+                          f"Your time is {ratio:.2f}x the reference's ({thresholds(spec)}).")
+    slowest, ref_slowest = own.slowest[0], ref.slowest[0]
+    return fraction, (f"{summary}\nReference: {_describe(ref.timing)}\n"
+                      f"Scored on its time over the slowest of {', '.join(spec.over_slowest_of)}, timed in the same "
+                      f"run: yours is {own.value:.2f} (over {slowest}, {own.slowest[1]['median_s'] * 1e3:.3f} ms), "
+                      f"the reference's {ref.value:.2f} (over {ref_slowest}, "
+                      f"{ref.slowest[1]['median_s'] * 1e3:.3f} ms); yours is {ratio:.2f}x the reference's "
+                      f"({thresholds(spec)}).")
 
 
 def implausible(timing: dict) -> str:

@@ -4,9 +4,13 @@ On binaries already built (make): the reference must score full marks (timed
 against a second timing of itself), the untouched skeleton must score no
 correctness points and fail cleanly (no crash, no hang), each deliberately
 wrong variant must fail the tests hidden.toml says it must, with a message, and
-each correct alternative ([[right]]: another block or tile size) must pass every
-test that is not timed (its speed may differ from the reference's, and with it
-the performance points). The listed test cases must match the config both ways.
+keep at most the share of each performance measurement its `keeps_at_most`
+gives (timed against the reference's first timing: a pipeline that overlaps
+nothing must lose the points for overlap), and each correct alternative
+([[right]]: another block or tile size) must pass every test that is not timed
+(its speed may differ from the reference's, and with it the performance
+points), or with `timed = true` every test and every performance point. The
+listed test cases must match the config both ways.
 """
 from __future__ import annotations
 
@@ -14,13 +18,14 @@ import time
 from pathlib import Path
 
 from grader import build, report
-from grader.config import LabConfig
+from grader.config import LabConfig, PerfSpec, WrongSpec
 from grader.gpulock import GpuLock
 from grader.grade import finish
 from grader.run import judge
 from grader.run.schedule import evaluate, time_reference
 from grader.record import RESULTS_NAME
-from grader.score import Scored, autograded, score_lab
+from grader.run.outcomes import CaseOutcome
+from grader.score import Scored, autograded, perf_fraction, perf_ratio, score_lab, thresholds
 
 
 def case_problems(config: LabConfig, binary: Path, workdir: Path, with_hidden: bool) -> list[str]:
@@ -45,6 +50,41 @@ def reference_losses(items: list[Scored]) -> list[str]:
     """Where the reference misses full marks. Only the autograder's points count: the questions a TA grades by
     hand hold no score until a TA gives one."""
     return [f"reference loses points on '{i.name}': {i.output}" for i in autograded(items) if i.score < i.max_score]
+
+
+def _losing(config: LabConfig, wrong: WrongSpec) -> list[PerfSpec]:
+    """The performance items whose points `wrong` must lose (its keeps_at_most), in config order."""
+    return [spec for spec in config.perf if spec.points > 0 and spec.measurement in wrong.keeps_at_most]
+
+
+def performance_kept(config: LabConfig, wrong: WrongSpec, outcomes: dict[str, CaseOutcome],
+                     reference: dict[str, CaseOutcome]) -> tuple[list[str], list[str]]:
+    """(problems, report lines) for the measurements `wrong` must lose: each one's share of its points, on the
+    time alone, against the reference's timing. The timing case must pass: a variant that fails it loses the points
+    for a reason other than the one it stands for, and so proves nothing about the scoring."""
+    problems, lines = [], []
+    for spec in _losing(config, wrong):
+        allowed = wrong.keeps_at_most[spec.measurement]
+        got = outcomes.get(spec.case)
+        if got is None or not got.passed:
+            why = " ".join(got.messages)[:500] if got else "it did not run"
+            problems.append(f"wrong variant '{wrong.name}' ({wrong.why}) must lose the '{spec.measurement}' points on "
+                            f"its time, but its timing case did not pass: {why}")
+            lines.append(f"  performance: {spec.measurement}: timing case {got.status if got else 'not run'}")
+            continue
+        ratio = perf_ratio(spec, got, reference.get(spec.case))
+        if ratio is None:
+            problems.append(f"wrong variant '{wrong.name}': no ratio to the reference for '{spec.measurement}' (a "
+                            f"record is missing from its timing case or from the reference's)")
+            continue
+        kept = perf_fraction(ratio, 1.0, spec.full_at, spec.zero_at, spec.falloff)
+        lines.append(f"  performance: {spec.measurement}: {ratio:.2f}x the reference's, keeps {kept:.2f} of its "
+                     f"{spec.points:g} points (at most {allowed:g})")
+        if kept > allowed:
+            problems.append(f"wrong variant '{wrong.name}' ({wrong.why}) keeps {kept:.2f} of the "
+                            f"'{spec.measurement}' points at {ratio:.2f}x the reference's; it must keep at most "
+                            f"{allowed:g} ({thresholds(spec)})")
+    return problems, lines
 
 
 def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
@@ -78,21 +118,35 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
 
     for right in config.right:
         binary = build.binary_path(build_dir, config.name, f"right-{right.name}")
-        outcome = evaluate(config, binary, workroot / f"right-{right.name}", [t.name for t in config.tests], lock)
+        # A timed alternative runs every case, timing included, and is scored against the reference's first timing.
+        cases = list(config.all_case_names) if right.timed else [t.name for t in config.tests]
+        outcome = evaluate(config, binary, workroot / f"right-{right.name}", cases, lock)
         costs.append(f"right-{right.name} {outcome.cost()}")
         failed = {name: o for name, o in outcome.outcomes.items() if not o.passed}
         text.append(f"{config.name}: correct alternative: {right.name} ({right.why}): "
                     f"{len(outcome.outcomes) - len(failed)} of {len(outcome.outcomes)} tests passed")
         problems += [f"correct alternative '{right.name}' ({right.why}) fails '{name}': "
                      f"{' '.join(o.messages)[:500]}" for name, o in failed.items()]
+        if right.timed:
+            right_items = score_lab(config, outcome.outcomes, first.outcomes)
+            text.append(report.table(f"{config.name}: correct alternative {right.name}, against the reference's "
+                                     f"first timing", right_items))
+            # Its failed tests are reported above; here the performance points it misses.
+            problems += [f"correct alternative '{right.name}' ({right.why}) loses points on '{i.name}': {i.output}"
+                         for i in right_items if i.kind == "perf" and i.score < i.max_score]
 
     for wrong in config.wrong:
         binary = build.binary_path(build_dir, config.name, f"wrong-{wrong.name}")
-        # Only the tests that must catch the mistake: the variant's other results prove nothing.
-        outcome = evaluate(config, binary, workroot / f"wrong-{wrong.name}", list(wrong.must_fail), lock)
+        # Only the tests that must catch the mistake, and the timing cases of the measurements it must lose: the
+        # variant's other results prove nothing.
+        timed = list(dict.fromkeys(spec.case for spec in _losing(config, wrong)))
+        cases = list(dict.fromkeys(list(wrong.must_fail) + timed))
+        outcome = evaluate(config, binary, workroot / f"wrong-{wrong.name}", cases, lock)
         costs.append(f"wrong-{wrong.name} {outcome.cost()}")
         caught = [f"  {name}: {outcome.outcomes[name].status}" for name in wrong.must_fail]
-        text.append(f"{config.name}: wrong on purpose: {wrong.name} ({wrong.why})\n" + "\n".join(caught))
+        found, lines = performance_kept(config, wrong, outcome.outcomes, first.outcomes)
+        text.append(f"{config.name}: wrong on purpose: {wrong.name} ({wrong.why})\n" + "\n".join(caught + lines))
+        problems += found
         for name in wrong.must_fail:
             got = outcome.outcomes.get(name)
             if got is None or got.passed:

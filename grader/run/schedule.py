@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from grader import audit, sanitizer
-from grader.config import LabConfig
+from grader.config import LabConfig, PerfSpec
 from grader.errors import GraderError, NoGpu
 from grader.gpulock import GpuLock
 from grader.run import judge
 from grader.run.outcomes import CaseOutcome, Listing, RunInfo
+from grader.score import perf_ratio
 
 # What a test program's exit or output says when it ran out of host memory under the sandbox's limit.
 OUT_OF_MEMORY_SIGNS = ("std::bad_alloc", "SIGKILL", "Cannot allocate memory")
@@ -130,14 +131,10 @@ def could_not_start(listing: Listing, cases: list[str]) -> dict[str, CaseOutcome
             for name in cases}
 
 
-def ratio(outcome: CaseOutcome, reference: dict[str, CaseOutcome], measurement: str) -> float | None:
-    """The outcome's median time over the reference's for `measurement`; None where either has none."""
-    mine = outcome.timing(measurement)
-    theirs = reference.get(outcome.name)
-    ref = theirs.timing(measurement) if theirs else None
-    if not mine or not ref or not mine.get("median_s") or not ref.get("median_s"):
-        return None
-    return mine["median_s"] / ref["median_s"]
+def ratio(outcome: CaseOutcome, reference: dict[str, CaseOutcome], spec: PerfSpec) -> float | None:
+    """The ratio `spec` is scored on (score.perf_ratio) for the outcome against the reference's same case; None
+    where either has none."""
+    return perf_ratio(spec, outcome, reference.get(outcome.name))
 
 
 @dataclass
@@ -220,9 +217,8 @@ class ProgramRun:
             first = self.outcomes.get(case)
             if first is None or not first.passed:
                 continue
-            near = [(spec.measurement, r) for spec in self.config.perf if spec.case == case and spec.points > 0
-                    and (r := ratio(first, reference, spec.measurement)) is not None
-                    and audit.near_threshold(r, self.config)]
+            near = [(spec, r) for spec in self.config.perf if spec.case == case and spec.points > 0
+                    and (r := ratio(first, reference, spec)) is not None and audit.near_threshold(r, spec)]
             if near:
                 self.outcomes[case] = self._better_of(first, self._run(case), near, reference)
 
@@ -268,17 +264,18 @@ class ProgramRun:
             self.case_s[name] = {"run": round(share, 3), "test": round(outcome.seconds, 3)}
         return settled
 
-    def _better_of(self, first: CaseOutcome, second: CaseOutcome, near: list[tuple[str, float]],
+    def _better_of(self, first: CaseOutcome, second: CaseOutcome, near: list[tuple[PerfSpec, float]],
                    reference: dict[str, CaseOutcome]) -> CaseOutcome:
-        """`first` with, for each (measurement, first ratio) of `near`, the second timing where its ratio is the
-        better one; each comparison is recorded in `reruns`."""
+        """`first` with, for each (performance item, first ratio) of `near`, the second timing where its ratio is
+        the better one (the item's own record and those it is divided by, which belong together); each comparison
+        is recorded in `reruns`."""
         timings = list(first.timings)
-        for measurement, first_ratio in near:
-            again = ratio(second, reference, measurement) if second.passed else None
+        for spec, first_ratio in near:
+            again = ratio(second, reference, spec) if second.passed else None
             counted = "second" if again is not None and again < first_ratio else "first"
             if counted == "second":
-                timings = [second.timing(measurement) if t.get("name") == measurement else t for t in timings]
-            self.reruns.append({"case": first.name, "measurement": measurement, "ratios": [first_ratio, again],
+                timings = [second.timing(t["name"]) if t.get("name") in spec.records else t for t in timings]
+            self.reruns.append({"case": first.name, "measurement": spec.measurement, "ratios": [first_ratio, again],
                                 "second_status": second.status, "counted": counted})
         return replace(first, timings=timings)
 

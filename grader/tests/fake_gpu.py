@@ -3,7 +3,8 @@
 `fake_build` replaces the build stage: instead of compiling the student's
 toy.cu it writes this program, told how to behave by the comment line
 `// fake: {...}` in toy.cu (or `// fake: compile error`): which cases fail, hang or crash, the medians its timing
-reports (a megabyte's work, so 1 ms is 1 GB/s), a timing that is implausible, the GPU's name. The program lists
+reports (a megabyte's work, so 1 ms is 1 GB/s) and those of measurements it reports before it (`stages`), a
+timing that is implausible, the GPU's name. The program lists
 its cases and runs one per call as a harness-built program does (the JSON
 records in $KIT_RESULTS), and logs when each run started and ended, so that
 tests can check what ran beside what.
@@ -52,6 +53,11 @@ for name in [c for c in cases if c in wanted]:
         open(counter, "w").write(str(runs + 1))
         medians = behaviour.get("medians", [0.001])
         median = medians[min(runs, len(medians) - 1)]
+        # Measurements of the same case before the timed one (a pipeline's stages alone), each with its medians.
+        for stage, stage_medians in behaviour.get("stages", {}).items():
+            stage_median = stage_medians[min(runs, len(stage_medians) - 1)]
+            record(kind="timing", case=name, name=stage, median_s=stage_median, rate=0.001 / stage_median,
+                   unit="GB/s", samples=[stage_median])
         record(kind="timing", case=name, name=behaviour["measurement"], median_s=median,
                rate=0.001 / median, unit="GB/s", samples=[0.001], implausible=too_fast)
     record(kind="case", case=name, status=status, seconds=0.05,

@@ -21,11 +21,19 @@ def test_fingerprint_follows_the_files_the_config_and_nothing_else(toy_repo: Pat
 
 
 def test_ratios_within_two_percent_of_a_threshold_are_timed_again(toy_repo: Path):
-    config = load_lab("50-toy", toy_repo)  # full_at 1.2, zero_at 10
-    assert audit.near_threshold(1.2, config) and audit.near_threshold(1.223, config)
-    assert audit.near_threshold(1.177, config) and audit.near_threshold(9.81, config)
-    assert not audit.near_threshold(1.25, config) and not audit.near_threshold(1.0, config)
-    assert not audit.near_threshold(9.7, config)
+    [spec] = load_lab("50-toy", toy_repo).perf  # full_at 1.2, zero_at 10
+    assert audit.near_threshold(1.2, spec) and audit.near_threshold(1.223, spec)
+    assert audit.near_threshold(1.177, spec) and audit.near_threshold(9.81, spec)
+    assert not audit.near_threshold(1.25, spec) and not audit.near_threshold(1.0, spec)
+    assert not audit.near_threshold(9.7, spec)
+
+
+def test_an_item_with_thresholds_of_its_own_is_timed_again_near_those(toy_repo: Path):
+    lab_toml = toy_repo / "labs/50-toy/lab.toml"
+    write(lab_toml, lab_toml.read_text() + "full_at = 1.1\nzero_at = 1.5\nfalloff = \"linear\"\n")
+    [spec] = load_lab("50-toy", toy_repo).perf
+    assert audit.near_threshold(1.11, spec) and audit.near_threshold(1.49, spec)
+    assert not audit.near_threshold(1.2, spec) and not audit.near_threshold(9.9, spec)
 
 
 def test_the_grader_commit_names_this_checkout():
@@ -40,3 +48,38 @@ def test_submission_files_of_a_zip_and_a_folder(tmp_path: Path):
     (tmp_path / "bob.zip").write_bytes(b"PK")
     assert audit.submission_files(tmp_path / "alice") == {"src/a.cu": b"x"}
     assert audit.submission_files(tmp_path / "bob.zip") == {"bob.zip": b"PK"}
+
+
+def test_a_second_timing_near_a_threshold_replaces_the_records_its_ratio_is_made_of(toy_repo: Path, tmp_path: Path):
+    """An item scored over its stages is timed again as one: the ratio that counts must be the one its records
+    give, so the measurement and the stages it is divided by come from the same run."""
+    from grader.run.outcomes import CaseOutcome
+    from grader.run.schedule import ProgramRun
+    from grader.score import perf_ratio
+    from grader.tests.fake_gpu import write_program
+
+    lab_toml = toy_repo / "labs/50-toy/lab.toml"
+    write(lab_toml, lab_toml.read_text() + 'over_slowest_of = ["stage_in"]\nfull_at = 1.2\nzero_at = 1.5\n'
+                                           'falloff = "linear"\n')
+    config = load_lab("50-toy", toy_repo)
+    [spec] = config.perf
+
+    def records(pipelined: float, stage: float) -> list[dict]:
+        return [{"name": "stage_in", "median_s": stage}, {"name": "toy_kernel", "median_s": pipelined}]
+
+    case = "toy timing: fast"
+    reference = {case: CaseOutcome(case, "passed", timings=records(0.00125, 0.001))}  # 1.25 of its stage
+    # The first timing: 1.51 of the stage, 1.208x the reference's, within 2% of full_at. The second finds the
+    # link slower and the pipeline the same: 1.25 of the stage, 1.0x.
+    program = write_program(tmp_path / "program", "toy-tests",
+                            {"cases": list(config.all_case_names), "timing": [case], "measurement": "toy_kernel",
+                             "log": str(tmp_path / "log"), "who": "student", "medians": [0.0015],
+                             "stages": {"stage_in": [0.0012]}})
+    run = ProgramRun(config, program, tmp_path / "work")
+    (tmp_path / "work").mkdir()
+    run.outcomes[case] = CaseOutcome(case, "passed", timings=records(0.00151, 0.001))
+    run.time_again_near_thresholds([case], reference)
+    [rerun] = run.reruns
+    assert rerun["counted"] == "second" and rerun["ratios"] == [pytest.approx(1.208), pytest.approx(1.0)]
+    assert perf_ratio(spec, run.outcomes[case], reference[case]) == pytest.approx(1.0)
+    assert run.outcomes[case].timing("stage_in")["median_s"] == pytest.approx(0.0012)

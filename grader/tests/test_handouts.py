@@ -156,6 +156,37 @@ def test_a_config_change_the_handout_misses_fails_the_check(lab: Path, where, ol
     assert [p for p in _problems(lab) if "differs" in p] == []
 
 
+def test_an_item_scored_over_its_stages_states_its_own_rule_beside_the_labs(lab: Path):
+    _edit(lab / "labs/50-toy/lab.toml", 'requires = ["toy:*"]\n',
+          'requires = ["toy:*"]\nover_slowest_of = ["toy_host"]\nfull_at = 1.1\nzero_at = 1.5\nfalloff = "linear"\n')
+    assert handouts.write(load_lab("50-toy", lab))
+    flat = " ".join((lab / "labs/50-toy/README.md").read_text().split())
+    assert ("Performance points for `toy_kernel` score the median time of `toy_kernel` over that of the slowest of "
+            "`toy_host` alone, timed in the same run") in flat
+    assert ("full points at ≤ 1.1× the reference's ratio, then fewer in a straight line (at 1.3× half of them), "
+            "none from 1.5×.") in flat
+    assert ("Performance points for `toy_kernel_bonus` compare your median time with the reference solution's, "
+            "timed on the same GPU in the same grading run: full points at ≤ 1.2× the reference's time, then the "
+            "points × 1.2 / your ratio (at 2.4× half of them), none past 10×.") in flat
+    _edit(lab / "labs/50-toy/lab.toml", "zero_at = 1.5", "zero_at = 1.6")
+    [difference] = _problems(lab)  # the item's own threshold moved: its sentence is stale
+    assert "make handouts" in difference and "1.35×" in difference.splitlines()[2]
+
+
+def test_a_lab_whose_items_share_a_rule_of_their_own_states_it_once(lab: Path):
+    text = (lab / "labs/50-toy/lab.toml").read_text()
+    text = text.replace("extra_credit = true\n", "extra_credit = true\nfull_at = 1.1\nzero_at = 2.0\n"
+                                                  "falloff = \"linear\"\n")
+    text = text.replace('requires = ["toy:*"]\n', 'requires = ["toy:*"]\nfull_at = 1.1\nzero_at = 2.0\n'
+                                                   'falloff = "linear"\n')
+    (lab / "labs/50-toy/lab.toml").write_text(text)
+    assert handouts.write(load_lab("50-toy", lab))
+    flat = " ".join((lab / "labs/50-toy/README.md").read_text().split())
+    assert ("Performance points compare your median time with the reference solution's, timed on the same GPU in "
+            "the same grading run: full points at ≤ 1.1× the reference's time, then fewer in a straight line (at "
+            "1.55× half of them), none from 2×. A measurement earns points") in flat
+
+
 def test_a_total_other_than_100_fails_even_with_the_handout_regenerated(lab: Path):
     _edit(lab / "labs/50-toy/lab.toml", "points = 40", "points = 42")
     handouts.write(load_lab("50-toy", lab))

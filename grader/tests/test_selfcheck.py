@@ -46,3 +46,68 @@ def test_a_wrong_variant_that_passes_is_reported(toy_repo: Path, tmp_path: Path)
     problems = _check(toy_repo, tmp_path, {})
     assert problems == ["wrong variant 'off-by-one' (writes one element too few) passes 'toy: adds', which must "
                         "catch it"]
+
+
+# The toy measurement scored as a pipeline is (labs 08 and 12): over the slowest of its stages alone.
+OVERLAP = ('over_slowest_of = ["stage_in", "stage_out"]\nfull_at = 1.2\nzero_at = 1.5\nfalloff = "linear"\n')
+NO_OVERLAP = ('\n[[wrong]]\nname = "no-overlap"\nwhy = "waits after every chunk"\nfile = "toy.cu"\n'
+              'replace = "i < n"\nby = "n > i"\nkeeps_at_most = { toy_kernel = 0.25 }\n')
+STAGES = {"stage_in": [0.001], "stage_out": [0.00098]}  # the reference's pipeline: 1.25 of its slowest stage
+
+
+def _overlap_check(toy_repo: Path, tmp_path: Path, behaviours: dict[str, dict]) -> tuple[list[str], str]:
+    """The self-check of the toy lab scored on its overlap, with a wrong variant that must lose those points and a
+    correct alternative timed to keep them; `behaviours` adds to each program's (variant -> its behaviour)."""
+    lab_toml = toy_repo / "labs/50-toy/lab.toml"
+    lab_toml.write_text(lab_toml.read_text() + OVERLAP)
+    hidden = toy_repo / "solutions/50-toy/hidden.toml"
+    hidden.write_text(hidden.read_text() + NO_OVERLAP + RIGHT + "timed = true\n")
+    config = load_lab("50-toy", toy_repo)
+    suites = {**{t.name: "cpu" for t in config.tests if not t.gpu}, **{c: "timing" for c in config.timing_cases}}
+    defaults = {"reference": {}, "student": {"fail": ["toy: adds", "toy (hidden): awkward sizes"]},
+                "wrong-off-by-one": {"fail": ["toy: adds"]}, "wrong-no-overlap": {"medians": [0.00205]},
+                "right-other-block": {}}
+    for variant, behaviour in defaults.items():
+        binary = binary_path(tmp_path / "build", config.name, variant)
+        write_program(binary.parent / variant, binary.name,
+                      {"cases": list(config.all_case_names), "timing": list(config.timing_cases),
+                       "measurement": "toy_kernel", "log": str(tmp_path / "log"), "who": variant, "suites": suites,
+                       "medians": [0.00125], "stages": STAGES, **behaviour, **behaviours.get(variant, {})})
+        binary.parent.joinpath(binary.name).symlink_to(binary.parent / variant / binary.name)
+    return check_lab(config, tmp_path / "build", tmp_path / "work")
+
+
+def test_a_variant_that_overlaps_nothing_loses_the_points_for_overlap_and_a_right_one_keeps_them(toy_repo: Path,
+                                                                                                 tmp_path: Path):
+    problems, text = _overlap_check(toy_repo, tmp_path, {"right-other-block": {"medians": [0.0013]}})
+    assert problems == []
+    # 2.05 of its slowest stage against the reference's 1.25: 1.64x, past zero_at.
+    assert "performance: toy_kernel: 1.64x the reference's, keeps 0.00 of its 20 points (at most 0.25)" in text
+    assert "toy: correct alternative other-block, against the reference's first timing" in text
+
+
+def test_a_variant_that_keeps_too_much_of_the_points_it_must_lose_is_reported(toy_repo: Path, tmp_path: Path):
+    problems, _ = _overlap_check(toy_repo, tmp_path, {"wrong-no-overlap": {"medians": [0.0016]}})
+    assert problems == ["wrong variant 'no-overlap' (waits after every chunk) keeps 0.73 of the 'toy_kernel' points "
+                        "at 1.28x the reference's; it must keep at most 0.25 (full points at <= 1.2x, falling in a "
+                        "straight line to none at 1.5x)"]
+
+
+def test_a_variant_must_lose_the_points_on_its_time_not_by_failing_its_timing_case(toy_repo: Path, tmp_path: Path):
+    problems, _ = _overlap_check(toy_repo, tmp_path, {"wrong-no-overlap": {"fail": ["toy timing: fast"]}})
+    assert problems == ["wrong variant 'no-overlap' (waits after every chunk) must lose the 'toy_kernel' points on "
+                        "its time, but its timing case did not pass: wrong result for n = 3"]
+
+
+def test_a_timed_correct_alternative_that_loses_performance_points_is_reported(toy_repo: Path, tmp_path: Path):
+    problems, _ = _overlap_check(toy_repo, tmp_path, {"right-other-block": {"medians": [0.0018]}})
+    assert len(problems) == 1
+    assert problems[0].startswith("correct alternative 'other-block' (another block size) loses points on "
+                                  "'performance: toy_kernel': ")
+    assert "1.44x the reference's" in problems[0]
+
+
+def test_a_variant_with_no_stage_records_has_no_ratio_and_is_reported(toy_repo: Path, tmp_path: Path):
+    problems, _ = _overlap_check(toy_repo, tmp_path, {"wrong-no-overlap": {"stages": {}}})
+    assert problems == ["wrong variant 'no-overlap': no ratio to the reference for 'toy_kernel' (a record is missing "
+                        "from its timing case or from the reference's)"]

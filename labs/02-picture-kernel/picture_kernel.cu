@@ -43,7 +43,7 @@ void launch_scale_picture(const float* d_in, float* d_out, int width, int height
 //       else that sets the grid), so that the kernel and launch_rgb_to_gray agree on them.
 
 // Grayscale: gray[p] = (299 R + 587 G + 114 B + 500) / 1000 for every pixel p of the picture,
-// whose colour is rgb[3p], rgb[3p + 1], rgb[3p + 2]. [21 points, and 10 for speed]
+// whose colour is rgb[3p], rgb[3p + 1], rgb[3p + 2]. [28 points, and 3 for speed]
 // May assume: rgb holds 3 * width * height bytes and gray width * height bytes.
 // Must not: write any byte outside gray's width * height.
 __global__ void rgb_to_gray_kernel(const std::uint8_t* rgb, std::uint8_t* gray, int width, int height) {
@@ -68,7 +68,7 @@ void launch_rgb_to_gray(const std::uint8_t* d_rgb, std::uint8_t* d_gray, int wid
 //       sets the grid).
 
 // Box blur: out = the mean of in over the part of each pixel's (2 radius + 1)^2 window that
-// lies inside the picture, rounded to nearest. [27 points, and 10 for speed]
+// lies inside the picture, rounded to nearest. [34 points, and 3 for speed]
 // May assume: radius >= 0; in and out hold width * height bytes and do not overlap.
 // Must not: write any byte outside out's width * height.
 __global__ void box_blur_kernel(const std::uint8_t* in, std::uint8_t* out, int width, int height, int radius) {
