@@ -91,8 +91,9 @@ inline std::vector<float> whole_numbers(std::size_t n, const std::string& stream
 
 inline bool expect_sum(float got, double expected, const std::string& input) {
   const bool right = static_cast<double>(got) == expected;
-  CHECK_MESSAGE(right, input << " (" << kit::seed_text() << "): the sum should be " << std::fixed << expected
-                             << " and launch_reduce_sum gave " << kit::detail::show(got)
+  CHECK_MESSAGE(right, input << " (" << kit::seed_text() << "): the sum should be "
+                             << static_cast<long long>(expected) << " and launch_reduce_sum gave "
+                             << kit::detail::show(got)
                              << ". The inputs are whole numbers from " << kit::param_int("reduce_low") << " to "
                              << kit::param_int("reduce_high")
                              << " and every partial sum stays below 2^24, so the sum is exact in float whatever the "
