@@ -9,7 +9,7 @@ help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
 	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-22s %s\n", $$1, $$2}'
 	@echo "  make <lab>                   check your files as grading does, build one lab, run its tests, e.g. make 01-vector-add"
-	@echo "  make <lab>-demo              run a lab's demo where it has one (00: your GPU's report, 02 and 10: images, 09: orbits)"
+	@echo "  make <lab>-demo              run a lab's demo where it has one (00: your GPU's report, 02 and 10: images, 09: orbits, 13: your kernels alone, for cuda-gdb)"
 	@echo "Labs: $(LABS)"
 	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder> N=<class size>"
 	@echo "           PARALLEL=<labs self-checked at a time, default 1>"

@@ -10,6 +10,18 @@ between two marker lines:
     // END SOLUTION
 
 Everything outside the markers is copied unchanged.
+
+A debugging lab hands out code with a bug in it, and the skeleton must not say where. There the
+reference marks each fix with the other pair of markers:
+
+    // BEGIN FIX
+    if (i < n) c[i] = a[i] + b[i];                 (the fixed code, dropped from the skeleton)
+    // SKELETON: if (i <= n) c[i] = a[i] + b[i];   (the bug, kept as code)
+    // END FIX
+
+The skeleton keeps only the region's SKELETON lines (none where the bug is a missing line), and no
+TODO or other comment: nothing in it marks the place. What to do is said above the function.
+Both kinds of region are solution code to the release's and the slides' leak checks.
 """
 from __future__ import annotations
 
@@ -30,18 +42,24 @@ class MarkerError(Exception):
     """A reference file's markers are wrong; the message names the file and line."""
 
 
+# The two kinds of region: what the student writes (a TODO says what), and the fix of a bug the skeleton keeps.
+KINDS = ("SOLUTION", "FIX")
+
+
 @dataclass(frozen=True)
 class Region:
-    """A solution region: the line numbers (1-based) of its BEGIN and END markers."""
+    """A solution region: the line numbers (1-based) of its BEGIN and END markers, and its kind."""
 
     begin: int
     end: int
+    kind: str = "SOLUTION"
 
 
-def _header(config: LabConfig) -> list[str]:
+def _header(config: LabConfig, regions: list[Region]) -> list[str]:
     # Only what holds in the student's repository: it has no solutions/ to generate from, and no command to do it.
+    task = "find and fix the bugs below" if all(r.kind == "FIX" for r in regions) else "fill in every TODO below"
     return [
-        f"// Your file for lab {config.name}: fill in every TODO below (the handout: labs/{config.name}/README.md).",
+        f"// Your file for lab {config.name}: {task} (the handout: labs/{config.name}/README.md).",
         f"// Only {', '.join(config.student_files)} {'is' if len(config.student_files) == 1 else 'are'} taken when "
         f"you are graded: the tests and headers are not yours to change.",
         "",
@@ -53,26 +71,29 @@ def strip_solution(text: str, source: str) -> tuple[str, list[Region]]:
     out: list[str] = []
     regions: list[Region] = []
     begin: int | None = None
+    kind = "SOLUTION"
     kept_todo = False
     in_todo_block = False
     for number, line in enumerate(text.splitlines(), start=1):
         marker = MARKER.match(line)
         if marker:
             word, rest = marker.group(1), marker.group(2)
-            if rest != "SOLUTION":
-                raise MarkerError(f"{source}:{number}: unknown marker '{line.strip()}' "
-                                  f"(markers are '// BEGIN SOLUTION' and '// END SOLUTION')")
+            if rest not in KINDS:
+                raise MarkerError(f"{source}:{number}: unknown marker '{line.strip()}' (markers are "
+                                  f"'// BEGIN SOLUTION' and '// END SOLUTION', or '// BEGIN FIX' and '// END FIX')")
             if word == "BEGIN":
                 if begin is not None:
-                    raise MarkerError(f"{source}:{number}: BEGIN SOLUTION inside the region opened at line {begin}")
-                begin, kept_todo, in_todo_block = number, False, False
+                    raise MarkerError(f"{source}:{number}: BEGIN {rest} inside the region opened at line {begin}")
+                begin, kind, kept_todo, in_todo_block = number, rest, False, False
             else:
                 if begin is None:
-                    raise MarkerError(f"{source}:{number}: END SOLUTION without a BEGIN SOLUTION before it")
-                if not kept_todo:
+                    raise MarkerError(f"{source}:{number}: END {rest} without a BEGIN {rest} before it")
+                if rest != kind:
+                    raise MarkerError(f"{source}:{number}: END {rest} closes the BEGIN {kind} of line {begin}")
+                if kind == "SOLUTION" and not kept_todo:
                     raise MarkerError(f"{source}:{begin}: the region has no '// TODO' line telling the student "
                                       f"what to write")
-                regions.append(Region(begin, number))
+                regions.append(Region(begin, number, kind))
                 begin = None
             continue
         skeleton_line = SKELETON_LINE.match(line)
@@ -84,6 +105,10 @@ def strip_solution(text: str, source: str) -> tuple[str, list[Region]]:
         if skeleton_line:
             out.append(skeleton_line.group(1) + skeleton_line.group(2))
             in_todo_block = False
+        elif kind == "FIX":
+            if TODO_LINE.match(line):
+                raise MarkerError(f"{source}:{number}: a TODO inside a FIX region would show the student where the "
+                                  f"bug is: say what to do above the function instead")
         elif TODO_LINE.match(line):
             out.append(line)
             kept_todo = in_todo_block = True
@@ -92,9 +117,10 @@ def strip_solution(text: str, source: str) -> tuple[str, list[Region]]:
         else:
             in_todo_block = False
     if begin is not None:
-        raise MarkerError(f"{source}:{begin}: BEGIN SOLUTION is never closed by END SOLUTION")
+        raise MarkerError(f"{source}:{begin}: BEGIN {kind} is never closed by END {kind}")
     if not regions:
-        raise MarkerError(f"{source}: no '// BEGIN SOLUTION' region, so the skeleton would be the full solution")
+        raise MarkerError(f"{source}: no '// BEGIN SOLUTION' region (nor '// BEGIN FIX'), so the skeleton would be "
+                          f"the full solution")
     return "\n".join(out) + "\n", regions
 
 
@@ -133,8 +159,8 @@ def skeleton_files(config: LabConfig) -> dict[Path, str]:
         source = config.solution_dir / name
         if not source.is_file():
             raise MarkerError(f"{source}: missing (lab.toml lists it in student_files)")
-        body, _ = strip_solution(source.read_text(), str(source))
-        generated[config.lab_dir / name] = "\n".join(_header(config)) + "\n" + body
+        body, regions = strip_solution(source.read_text(), str(source))
+        generated[config.lab_dir / name] = "\n".join(_header(config, regions)) + "\n" + body
     return generated
 
 

@@ -33,6 +33,8 @@ DECLARED = {
                      "launch_histogram_floats"],
     "12-libraries": ["launch_apply_response", "mix_beams", "normalize_scratch_bytes", "normalize_beams",
                      "create_pipeline", "run_pipeline", "destroy_pipeline"],
+    "13-debugging": ["launch_vector_add", "launch_reduce_sum", "launch_histogram", "launch_tiled_matmul",
+                     "launch_transpose_tiled"],
 }
 
 

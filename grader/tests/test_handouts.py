@@ -109,9 +109,27 @@ def test_every_committed_handout_follows_its_config():
         assert handouts.problems(load_lab(name)) == [], f"{name}: run `make handouts`"
 
 
+DEBUGGING = "## My answer is wrong but nothing crashes"
+
+
+@pytest.mark.parametrize("lab", list_labs())
+def test_every_handout_says_what_to_try_when_an_answer_is_wrong_and_nothing_crashes(lab: str):
+    # Written by hand for the lab's own typical bugs, outside the generated section (make handouts rewrites
+    # that); every lab's points at the debugging lab, which practises the same steps at length.
+    text = handouts.handout_path(load_lab(lab)).read_text()
+    assert text.count(DEBUGGING) == 1, f"labs/{lab}/README.md: no section headed '{DEBUGGING}'"
+    place = text.index(DEBUGGING)
+    assert not text.index(handouts.BEGIN) < place < text.index(handouts.END)
+    section = text[place:].split("\n## ", 1)[0]
+    for step in ("--test-case=", "printf", "compute-sanitizer"):
+        assert step in section, f"labs/{lab}/README.md: the section says nothing of {step}"
+    if lab != "13-debugging":
+        assert "(../13-debugging/README.md)" in section
+
+
 def test_every_lab_totals_100_without_extra_credit():
     totals = {name: load_lab(name).max_points for name in list_labs()}
-    assert len(totals) == 13
+    assert len(totals) == 14
     assert {name: total for name, total in totals.items() if total != handouts.EXPECTED_TOTAL} == {}
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from grader.tests.conftest import TOY_REFERENCE
 from grader.config import list_labs, load_lab
-from grader.skeleton import MarkerError, differences, strip_solution, write
+from grader.skeleton import MarkerError, differences, solution_code, strip_solution, write
 
 
 def test_skeleton_keeps_todos_and_skeleton_lines_and_drops_the_solution():
@@ -27,10 +27,55 @@ def test_skeleton_keeps_todos_and_skeleton_lines_and_drops_the_solution():
     ("// BEGIN SOLUTION\nint x;\n// END SOLUTION\n", "toy.cu:1: the region has no '// TODO'"),
     ("// SKELETON: return 0;\n", "toy.cu:1: '// SKELETON:' outside"),
     ("int main() {}\n", "no '// BEGIN SOLUTION' region"),
+    ("// BEGIN FIX\nint x;\n// END SOLUTION\n", "toy.cu:3: END SOLUTION closes the BEGIN FIX of line 1"),
+    ("// BEGIN FIX\n// TODO: the bug is here\nint x;\n// END FIX\n", "toy.cu:2: a TODO inside a FIX region"),
+    ("// BEGIN FIX\nint x;\n", "toy.cu:1: BEGIN FIX is never closed by END FIX"),
 ])
 def test_marker_mistakes_name_file_and_line(text, message):
     with pytest.raises(MarkerError, match=message):
         strip_solution(text, "toy.cu")
+
+
+# A debugging lab's reference: the fixes of two bugs, one a wrong line and one a missing line.
+BUGGY_REFERENCE = """\
+__global__ void copy_kernel(const float* a, float* c, int n) {
+  __shared__ float staged[256];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  // BEGIN FIX
+  // the guard lets no thread at n or past it through
+  if (i < n) staged[threadIdx.x] = a[i];
+  // SKELETON: if (i <= n) staged[threadIdx.x] = a[i];
+  // END FIX
+  // BEGIN FIX
+  __syncthreads();  // every element is staged before any is read
+  // END FIX
+  if (i < n) c[i] = staged[blockDim.x - 1 - threadIdx.x];
+}
+"""
+
+
+def test_a_fix_region_leaves_the_bug_in_place_and_nothing_that_marks_it():
+    skeleton, regions = strip_solution(BUGGY_REFERENCE, "copy.cu")
+    assert [(r.begin, r.end, r.kind) for r in regions] == [(4, 8, "FIX"), (9, 11, "FIX")]
+    assert skeleton.splitlines() == [
+        "__global__ void copy_kernel(const float* a, float* c, int n) {",
+        "  __shared__ float staged[256];",
+        "  const int i = blockIdx.x * blockDim.x + threadIdx.x;",
+        "  if (i <= n) staged[threadIdx.x] = a[i];",
+        "  if (i < n) c[i] = staged[blockDim.x - 1 - threadIdx.x];",
+        "}",
+    ]
+
+
+def test_the_fixed_lines_are_solution_code_to_the_leak_checks(toy_repo: Path):
+    (toy_repo / "solutions/50-toy/toy.cu").write_text(BUGGY_REFERENCE)
+    config = load_lab("50-toy", toy_repo)
+    assert [line.text.strip() for line in solution_code(config)] == [
+        "if (i < n) staged[threadIdx.x] = a[i];", "__syncthreads();  // every element is staged before any is read"]
+    write(config)
+    generated = (toy_repo / "labs/50-toy/toy.cu").read_text()
+    assert generated.startswith("// Your file for lab 50-toy: find and fix the bugs below (the handout: ")
+    assert "__syncthreads" not in generated and "FIX" not in generated
 
 
 def test_generate_then_check_round_trip(toy_repo: Path):

@@ -36,11 +36,12 @@ SIZED = re.compile(r"^(.*?)[_-](\d+)$")   # e.g. matmul_tiled_1024: a series ove
 
 
 def chart_labs(slides: Path = SLIDES, repo: Path = REPO) -> list[str]:
-    """Every lab that has a deck or a lab folder, but those numbered 00: the course's deck, and lab 00, which
-    times nothing for points, have no chart."""
+    """Every lab that has a deck or a lab folder, but the course's deck (numbered 00) and the labs that time
+    nothing for points (no [[perf]]: lab 00, the debugging lab), which have no chart."""
     decks = {m.group(1) for p in slides.glob("*.md") if (m := DECK.match(p.name))}
     labs = {p.parent.name for p in (repo / "labs").glob("*/lab.toml")}
-    return sorted(name for name in decks | labs if not name.startswith("00-"))
+    return sorted(name for name in decks | labs
+                  if not name.startswith("00-") and (name not in labs or perf_order(name, repo)))
 
 
 def plan(records: Path = RECORDS, slides: Path = SLIDES, repo: Path = REPO) -> dict[str, dict]:

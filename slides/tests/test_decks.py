@@ -199,7 +199,9 @@ def test_a_chart_comes_from_the_newest_record_that_has_its_lab(tmp_path: Path) -
     charts = _module(SLIDES / "charts" / "make_charts.py")
     repo = tmp_path
     (repo / "labs" / "01-a").mkdir(parents=True)
-    (repo / "labs" / "01-a" / "lab.toml").write_text("")
+    (repo / "labs" / "01-a" / "lab.toml").write_text('[[perf]]\ncase = "a timing"\nmeasurement = "k"\npoints = 10\n')
+    (repo / "labs" / "03-c").mkdir(parents=True)
+    (repo / "labs" / "03-c" / "lab.toml").write_text("")  # times nothing for points, as the debugging lab
     (repo / "slides").mkdir()
     (repo / "slides" / "02-b.md").write_text("")
     records = repo / "docs" / "gpu-runs"
@@ -217,6 +219,7 @@ def test_a_chart_comes_from_the_newest_record_that_has_its_lab(tmp_path: Path) -
     assert planned["01-a.png"]["source"]["record"] == "docs/gpu-runs/2026-02-01-new.json", \
         "the newest record with measurements of the lab was not chosen"
     assert planned["02-b.png"]["source"] is None, "a lab without measurements must get a placeholder"
+    assert "03-c.png" not in planned, "a lab with no [[perf]] times nothing for points, so it has no chart"
 
 
 # --- no reference code in the slides -------------------------------------------------------
