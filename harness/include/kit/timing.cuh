@@ -144,7 +144,7 @@ struct TimedWork : WorkSet {
   std::string look_at;  // where the student should look when a guard fails
   // Optional: makes another set, on buffers of its own that its functions own (hold them in a
   // std::shared_ptr the lambdas copy). Where it is given and the calls go to the runner, the
-  // samples are batched (see the top): K + 1 sets, K about 2 ms of calls, 2 to 16.
+  // samples are batched (see the top): K + 1 sets, K about 4 ms of calls, 2 to 8.
   std::function<WorkSet()> another_set;
 
   // The first set from `make`, and `make` for the others: a timing case writes its buffers and
