@@ -78,6 +78,15 @@ TEST_CASE("harness: poison is NaN for floats and an unlikely pattern for integer
   CHECK_FALSE(kit::is_poison(0.0f));
 }
 
+TEST_CASE("harness: a guarded vector keeps its values and ends in the poison" * KIT_CPU_ONLY) {
+  const std::vector<float> guarded = kit::with_guard(std::vector<float>{1.0f, 2.0f}, 3);
+  REQUIRE(guarded.size() == 5);
+  CHECK(guarded[0] == 1.0f);
+  CHECK(guarded[1] == 2.0f);
+  for (std::size_t i = 2; i < guarded.size(); ++i) CHECK(kit::is_poison(guarded[i]));
+  CHECK(kit::with_guard(std::vector<int>{}, 0).empty());
+}
+
 TEST_CASE("harness: random inputs depend only on the seed and the index" * KIT_CPU_ONLY) {
   const auto a = kit::Rng(7).uniform_floats(1000, -1.0f, 1.0f);
   const auto b = kit::Rng(7).uniform_floats(1000, -1.0f, 1.0f);

@@ -35,4 +35,12 @@ std::vector<T> poisoned_vector(std::size_t count) {
   return std::vector<T>(count, poison_value<T>());
 }
 
+// `values` followed by `guard` poisoned elements: uploaded as an input, a kernel that reads past its
+// end brings the poison into an output; as an output, one that writes past it changes the guard.
+template <class T>
+std::vector<T> with_guard(std::vector<T> values, std::size_t guard) {
+  values.resize(values.size() + guard, poison_value<T>());
+  return values;
+}
+
 }  // namespace kit

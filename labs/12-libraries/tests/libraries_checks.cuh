@@ -117,14 +117,6 @@ inline std::vector<float> make_weights(int beams, int channels, int silent_beam 
   return weights;
 }
 
-// `values` followed by `guard` poisoned elements, to catch reads (which bring
-// the poison into an output) and writes past the end.
-template <class T>
-std::vector<T> with_guard(std::vector<T> values, std::size_t guard) {
-  values.resize(values.size() + guard, kit::poison_value<T>());
-  return values;
-}
-
 // The first `count` elements and the rest.
 template <class T>
 std::pair<std::vector<T>, std::vector<T>> split_at(const std::vector<T>& all, std::size_t count) {
@@ -195,14 +187,14 @@ inline void check_response(std::size_t spectra, int bins, const std::string& inp
   const float scale = static_cast<float>(kit::param_double("response_scale"));
   const std::vector<float> spectrum_parts = uniform(2 * values, "spectra");
   const std::vector<float> response_parts = uniform(2 * static_cast<std::size_t>(bins), "response");
-  kit::DeviceBuffer<float> d_spectra(2 * values + guard), d_response(with_guard(response_parts, guard));
+  kit::DeviceBuffer<float> d_spectra(2 * values + guard), d_response(kit::with_guard(response_parts, guard));
   kit::Stream stream;
   if (late) {  // a first run of the same size: loading a kernel may wait for the device, and must not here
     launch_apply_response(reinterpret_cast<cufftComplex*>(d_spectra.data()), spectra, bins,
                           reinterpret_cast<const cufftComplex*>(d_response.data()), scale, stream.get());
     kit::remote::synchronize(stream.get());
   }
-  const auto staging = fill_on_stream(d_spectra, with_guard(spectrum_parts, guard), stream.get(), late);
+  const auto staging = fill_on_stream(d_spectra, kit::with_guard(spectrum_parts, guard), stream.get(), late);
   launch_apply_response(reinterpret_cast<cufftComplex*>(d_spectra.data()), spectra, bins,
                         reinterpret_cast<const cufftComplex*>(d_response.data()), scale, stream.get());
   kit::remote::synchronize(stream.get());  // the work is in your code's process, on its copy of the stream
@@ -270,7 +262,7 @@ inline void check_mix(const MixShape& shape, const std::string& input, bool late
   const std::size_t in_count = shape.frames * channels * n, out_count = shape.frames * beams * n;
   const std::vector<float> y = uniform(in_count, "channels");
   const std::vector<float> weights = make_weights(shape.beams, shape.channels);
-  kit::DeviceBuffer<float> d_channels(in_count), d_weights(with_guard(weights, guard)), d_beams(out_count + guard);
+  kit::DeviceBuffer<float> d_channels(in_count), d_weights(kit::with_guard(weights, guard)), d_beams(out_count + guard);
   kit::Stream stream;
   TestBlas blas(stream.get());
   if (late) {  // a first run of the same size: loading a kernel may wait for the device, and must not here
@@ -330,13 +322,13 @@ inline void check_normalize(std::size_t count, int n, const std::string& input, 
   kit::DeviceBuffer<float> d_beams(samples + guard), d_rms(count + guard);
   kit::Stream stream;
   if (late) {  // a first run of the same size: loading a kernel may wait for the device, and must not here
-    d_beams.upload(with_guard(beams, guard));
+    d_beams.upload(kit::with_guard(beams, guard));
     CUDA_CHECK(cudaDeviceSynchronize());
     normalize_beams(d_beams.data(), d_rms.data(), count, n, d_scratch.data(), scratch_bytes, stream.get());
     kit::remote::synchronize(stream.get());
   }
   d_rms.poison();
-  const auto staging = fill_on_stream(d_beams, with_guard(beams, guard), stream.get(), late);
+  const auto staging = fill_on_stream(d_beams, kit::with_guard(beams, guard), stream.get(), late);
   // The call's whole round trip to your code's process: it cannot return before your function does.
   const auto start = std::chrono::steady_clock::now();
   normalize_beams(d_beams.data(), d_rms.data(), count, n, d_scratch.data(), scratch_bytes, stream.get());
