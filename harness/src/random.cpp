@@ -91,4 +91,16 @@ std::vector<std::uint8_t> Rng::uniform_bytes(std::size_t count, int low, int hig
   });
 }
 
+std::vector<std::uint8_t> one_value_bytes(std::size_t n, const std::string& stream) {
+  return std::vector<std::uint8_t>(n, static_cast<std::uint8_t>(Rng::for_case(stream).uniform_ints(1, 1, 254)[0]));
+}
+
+std::vector<std::uint8_t> few_value_bytes(std::size_t n, int count, const std::string& stream) {
+  const std::vector<int> values = Rng::for_case(stream + " values").uniform_ints(count, 0, 255);
+  const std::vector<int> picks = Rng::for_case(stream).uniform_ints(n, 0, count - 1);
+  std::vector<std::uint8_t> bytes(n);
+  for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::uint8_t>(values[picks[i]]);
+  return bytes;
+}
+
 }  // namespace kit

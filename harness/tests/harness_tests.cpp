@@ -87,6 +87,19 @@ TEST_CASE("harness: a guarded vector keeps its values and ends in the poison" * 
   CHECK(kit::with_guard(std::vector<int>{}, 0).empty());
 }
 
+TEST_CASE("harness: histogram inputs of one value, and of a few values" * KIT_CPU_ONLY) {
+  const std::vector<std::uint8_t> one = kit::one_value_bytes(1000);
+  REQUIRE(one.size() == 1000);
+  CHECK(std::set<std::uint8_t>(one.begin(), one.end()).size() == 1);
+  CHECK(one[0] >= 1);
+  CHECK(one[0] <= 254);
+  const std::vector<std::uint8_t> few = kit::few_value_bytes(10000, 4);
+  REQUIRE(few.size() == 10000);
+  CHECK(std::set<std::uint8_t>(few.begin(), few.end()).size() <= 4);
+  CHECK(std::set<std::uint8_t>(few.begin(), few.end()).size() >= 2);  // 10000 draws of 4 values (unless two are equal)
+  CHECK(kit::few_value_bytes(10000, 4) == few);                        // the case's stream alone decides
+}
+
 TEST_CASE("harness: random inputs depend only on the seed and the index" * KIT_CPU_ONLY) {
   const auto a = kit::Rng(7).uniform_floats(1000, -1.0f, 1.0f);
   const auto b = kit::Rng(7).uniform_floats(1000, -1.0f, 1.0f);

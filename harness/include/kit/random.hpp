@@ -59,6 +59,13 @@ class Rng {
   std::uint64_t seed_;
 };
 
+// Inputs for histograms, from the running test case's stream `stream`:
+// n copies of one byte drawn from [1, 254] (neither the 0 of a fresh memset nor the 171 of guard
+// zones): every thread counts into one bin, the hardest case for atomics.
+std::vector<std::uint8_t> one_value_bytes(std::size_t n, const std::string& stream = "value");
+// n bytes drawn from `count` random values only: the lanes of a warp share a few bins.
+std::vector<std::uint8_t> few_value_bytes(std::size_t n, int count, const std::string& stream = "few");
+
 // The same numbers as Rng's functions of the same name, written by the GPU into
 // device memory (queued on the default stream; nothing is synchronized).
 void fill_uniform_floats(float* d_out, std::size_t count, const Rng& rng, float low, float high);

@@ -62,21 +62,6 @@ inline Bytes random_bytes(std::size_t n, const std::string& stream = "bytes") {
   return kit::Rng::for_case(stream).uniform_bytes(n);
 }
 
-// n copies of one byte value, drawn from [1, 254] (neither the 0 of a fresh memset nor the
-// 171 of the guard zones).
-inline Bytes one_value(std::size_t n, const std::string& stream = "value") {
-  return Bytes(n, static_cast<std::uint8_t>(kit::Rng::for_case(stream).uniform_ints(1, 1, 254)[0]));
-}
-
-// Bytes drawn from `count` values only: the lanes of a warp share a few of them.
-inline Bytes few_values(std::size_t n, int count, const std::string& stream = "few") {
-  const std::vector<int> values = kit::Rng::for_case(stream + " values").uniform_ints(count, 0, 255);
-  const std::vector<int> picks = kit::Rng::for_case(stream).uniform_ints(n, 0, count - 1);
-  Bytes data(n);
-  for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<std::uint8_t>(values[picks[i]]);
-  return data;
-}
-
 // A large input: `period` random bytes (a prime number of them) repeated, so that a
 // gigabyte-scale input is made in good time while no two 16-byte vectors at a power-of-two
 // distance are alike.
@@ -191,7 +176,7 @@ inline void check_prime_length(const ByteKernel& kernel) {
 
 inline void check_one_value(const ByteKernel& kernel) {
   const auto n = static_cast<std::size_t>(kit::param_int("one_value_n"));
-  const Bytes data = one_value(n);
+  const Bytes data = kit::one_value_bytes(n);
   check_bytes(kernel, data, count_text(n) + " bytes all equal to " + std::to_string(data[0]), kernel.look_at);
 }
 

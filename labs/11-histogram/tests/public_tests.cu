@@ -180,7 +180,7 @@ void time_bytes(const ByteKernel& kernel, const std::string& uniform_measurement
       [&](const kit::Call& call) { return uniform_byte_counts(call.rng("bytes"), count); },
       [](const kit::Call&) { return std::string("2^28 random bytes"); });
 
-  // Bytes all of one value, in [1, 254] as one_value() draws it; a different value for every
+  // Bytes all of one value, in [1, 254] as kit::one_value_bytes draws it; a different value for every
   // call (consecutive ones from a random start), so the counts of an earlier call are wrong.
   const int start = kit::Rng::for_case("value").uniform_ints(1, 0, 253)[0];
   const auto value = [&](int index) { return 1 + (start + index) % 254; };

@@ -136,20 +136,6 @@ using Bytes = std::vector<std::uint8_t>;
 // The byte the input guard zones hold: a read outside the input counts it once too often.
 constexpr std::uint8_t kGuardByte = 171;
 
-// n copies of one byte value, from 1 to 254.
-inline Bytes one_value(std::size_t n, const std::string& stream = "value") {
-  return Bytes(n, static_cast<std::uint8_t>(kit::Rng::for_case(stream).uniform_ints(1, 1, 254)[0]));
-}
-
-// Bytes drawn from `count` values only, each a random byte: the lanes of a warp share a few values.
-inline Bytes few_values(std::size_t n, int count, const std::string& stream = "few") {
-  const std::vector<int> values = kit::Rng::for_case(stream + " values").uniform_ints(count, 0, 255);
-  const std::vector<int> picks = kit::Rng::for_case(stream).uniform_ints(n, 0, count - 1);
-  Bytes data(n);
-  for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<std::uint8_t>(values[picks[i]]);
-  return data;
-}
-
 inline std::vector<unsigned> cpu_histogram(const Bytes& data) {
   std::vector<unsigned> bins(kHistogramBins, 0u);
   for (const std::uint8_t byte : data) ++bins[byte];

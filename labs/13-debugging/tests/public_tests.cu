@@ -25,7 +25,7 @@ TEST_CASE("launch_reduce_sum: a prime length") {
 // Bug 3.
 TEST_CASE("launch_histogram: bytes that all have one value") {
   const int n = static_cast<int>(kit::param_int("histogram_prime_n"));
-  check_histogram(one_value(n), length(n) + " bytes, all of one value");
+  check_histogram(kit::one_value_bytes(n), length(n) + " bytes, all of one value");
 }
 
 TEST_CASE("launch_histogram: random bytes of a prime length") {

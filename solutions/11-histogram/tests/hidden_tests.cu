@@ -29,7 +29,7 @@ void check_boundaries(const ByteKernel& kernel) {
 // non-atomic update loses counts in some blocks, some of the time.
 void check_races(const ByteKernel& kernel) {
   const auto n = static_cast<std::size_t>(kit::param_int("race_n"));
-  check_bytes(kernel, few_values(n, static_cast<int>(kit::param_int("race_values"))),
+  check_bytes(kernel, kit::few_value_bytes(n, static_cast<int>(kit::param_int("race_values"))),
               count_text(n) + " bytes of a few values", kernel.look_at + kLookAtBarriers,
               static_cast<int>(kit::param_int("race_repeats")));
 }
@@ -138,7 +138,7 @@ TEST_CASE("histogram (hidden): every kernel on a tiny awkward input in exact-siz
 
 TEST_CASE("histogram (hidden): the shared-memory kernels on a small input for the race checker") {
   const auto n = static_cast<std::size_t>(kit::param_int("race_check_n"));
-  const Bytes data = few_values(n, static_cast<int>(kit::param_int("race_values")));
+  const Bytes data = kit::few_value_bytes(n, static_cast<int>(kit::param_int("race_values")));
   for (const ByteKernel& kernel : {shared(), warp_aggregated()})
     if (!check_exact_bytes(kernel, data, count_text(n) + " bytes of a few values")) return;
 }

@@ -36,7 +36,7 @@ TEST_CASE("launch_reduce_sum (hidden): no read outside the input (compute-saniti
 TEST_CASE("launch_histogram (hidden): lengths around block sizes of bytes from few values") {
   const int values = static_cast<int>(kit::param_int("histogram_few_values"));
   for (const auto n : kit::param_ints("histogram_boundary_ns"))
-    if (!check_histogram(few_values(static_cast<std::size_t>(n), values),
+    if (!check_histogram(kit::few_value_bytes(static_cast<std::size_t>(n), values),
                          length(n) + " bytes of " + std::to_string(values) + " values"))
       return;
 }
