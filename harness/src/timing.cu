@@ -189,9 +189,10 @@ bool quiet(double* took_s) {
 // calls' own time: the path (the twin's, about 0.3 ms) and a residual the twin does not see,
 // which grows with the data a request touches (0.2-0.5 ms on an H200 for a gigabyte) and varies
 // from run to run. So a sample is two requests, in an order drawn at random: `K` calls back to
-// back on sets of their own, and one call alone on another set. Both bear a request's costs
-// once; their difference, less the twin's cost of K - 1 more round trips, is K - 1 calls' own
-// time. A submission cannot tell, when a call arrives, which of the two requests it is in.
+// back on sets of their own, and one call alone on another set, the sets dealt at random
+// (split_sample). Both bear a request's costs once; their difference, less the twin's cost of
+// K - 1 more round trips, is K - 1 calls' own time. A submission cannot tell, when a call
+// arrives, which of the two requests it is in, by its buffers or by its place.
 //
 // Calls of kBatchBelowS or more are timed alone: the residual is then under 5% of a call. K brings
 // the batch to about kBatchTargetS (so the difference is well above the residual's noise: with
@@ -330,11 +331,11 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
       run.timing.samples_s.push_back(*took);
       continue;
     }
-    const std::vector<Call> in_batch(calls.begin(), calls.end() - 1), by_itself(calls.end() - 1, calls.end());
+    const SampleSplit split = split_sample(calls, order());
     const bool batch_first = order() % 2 == 0;
-    const std::optional<double> first = request(batch_first ? in_batch : by_itself);
+    const std::optional<double> first = batch_first ? request(split.batch) : request({split.alone});
     if (!first) return run;
-    const std::optional<double> second = request(batch_first ? by_itself : in_batch);
+    const std::optional<double> second = batch_first ? request({split.alone}) : request(split.batch);
     if (!second) return run;
     batched.push_back(batch_first ? *first : *second);
     alone.push_back(batch_first ? *second : *first);
@@ -411,6 +412,15 @@ std::size_t count_unwritten(const Output& output) {
   }
   throw std::invalid_argument("output '" + output.name + "': elements of " + std::to_string(output.element_size) +
                               " bytes; declare it as an array of 1, 2, 4 or 8-byte elements (a float3 as 3 floats)");
+}
+
+SampleSplit split_sample(std::vector<Call> calls, std::uint64_t entropy) {
+  if (calls.size() < 2) throw std::invalid_argument("a batched sample needs a batch and a call alone");
+  std::mt19937_64 engine(entropy);
+  std::shuffle(calls.begin(), calls.end(), engine);
+  const Call alone = calls.back();
+  calls.pop_back();
+  return {std::move(calls), alone};
 }
 
 std::vector<int> choose_verified_samples(int repeats, std::uint64_t entropy) {

@@ -295,6 +295,27 @@ TEST_CASE("harness: the calls of a batched sample each have a set, inputs and a 
   CHECK(first.rng("a").seed() != kit::Call{4, 3, 15, 4}.rng("a").seed());
 }
 
+TEST_CASE("harness: a batched sample deals its sets at random, so no set is always the call alone" *
+          KIT_CPU_ONLY) {
+  std::vector<kit::Call> calls;
+  for (int j = 0; j < 5; ++j) calls.push_back(kit::Call{3 + j, 3, 15, 5});  // sample 1: 4 batched, 1 alone
+  std::vector<int> times_alone(5, 0);
+  for (std::uint64_t draw = 0; draw < 400; ++draw) {
+    const kit::SampleSplit split = kit::split_sample(calls, draw);
+    REQUIRE(split.batch.size() == 4);
+    std::set<int> sets{split.alone.set()};
+    for (const kit::Call& call : split.batch) sets.insert(call.set());
+    CHECK(sets.size() == 5);  // every set once: the batch and the call alone share none
+    ++times_alone[static_cast<std::size_t>(split.alone.set())];
+    CHECK(kit::split_sample(calls, draw).alone.set() == split.alone.set());  // the draw alone decides
+  }
+  for (int set = 0; set < 5; ++set) {
+    INFO("set " << set);
+    CHECK(times_alone[static_cast<std::size_t>(set)] > 40);  // about 80 of 400 each
+  }
+  CHECK_THROWS_AS(kit::split_sample({calls.front()}, 1), std::invalid_argument);
+}
+
 TEST_CASE("harness: the verified timing calls are the last and enough random others" * KIT_CPU_ONLY) {
   for (int repeats = 1; repeats <= 31; ++repeats) {
     INFO("repeats = " << repeats);

@@ -52,7 +52,7 @@ struct TimingOptions {
 };
 
 struct Timing {
-  std::vector<double> samples_s;  // seconds per call, one per timed request
+  std::vector<double> samples_s;  // seconds per call, one per timed sample
   double median_s = 0.0;
   // What the path between the judge and the runner added to each call, taken off every sample
   // (kit::remote::path_overhead_s: a request's, or in a batch, a round trip's); 0 for work the
@@ -191,6 +191,16 @@ GuardedRun run_guarded(const TimedWork& work, const TimingOptions& options);
 
 // A library peer or a ceiling: the same timing, without guards.
 Timing time_device_work(const std::function<void()>& call, const TimingOptions& options);
+
+// A batched sample's calls, one a set, split at random (with `entropy`) into the batch and the
+// call alone. Which set runs alone, and the batch's order, change from sample to sample: a
+// submission that knew the call alone by its buffers could slow that call down, and the batch,
+// measured against it, would look faster than it is.
+struct SampleSplit {
+  std::vector<Call> batch;
+  Call alone;
+};
+SampleSplit split_sample(std::vector<Call> calls, std::uint64_t entropy);
 
 // Which timed samples (1-based, ascending) are verified, every call of them: the
 // last, and repeats / 2 of the others drawn with `entropy`, so that fewer than half
