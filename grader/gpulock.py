@@ -13,14 +13,27 @@ behind a stream of shared ones: a waiting exclusive holder takes the turnstile
 first, and shared holders pass through it on their way in, so none can start
 while an exclusive one waits. Each hold reports how long it waited, for the
 audit trail.
+
+A waiting exclusive holder does not keep the turnstile shut behind a shared
+holder of its own grader that looks hung: one that has held the lock for
+longer than SUSPECT_FACTOR times what nine in ten of its grader's recent shared
+holds took (and SUSPECT_AFTER_S at least), such as a student's kernel that never
+ends, held until its case's time limit. Shutting everyone out behind it would
+stop the whole class's correctness runs for that long (a minute, by default)
+to wait for the one program. So the exclusive holder opens the turnstile and
+waits outside it until that program has gone; the other correctness runs go
+on meanwhile. What is timed still waits for the GPU to be free of it.
 """
 from __future__ import annotations
 
 import fcntl
 import os
 import re
+import statistics
 import tempfile
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +45,13 @@ DEFAULT_LOCK_DIR = Path("/tmp/cuda-lab-kit-locks")
 LOCK_DIR_VARIABLE = "KIT_LOCK_DIR"
 SMI_TIMEOUT_S = 30
 SMI_LINE = re.compile(r"^GPU (\d+): (.*?) \(UUID: ([^)]+)\)")
+# A shared hold of this grader's looks hung once it has lasted this many times what nine in ten of its recent
+# shared holds took (a lab whose programs vary in length keeps its long ones), and at least this long.
+SUSPECT_FACTOR = 2.0
+SUSPECT_AFTER_S = 5.0
+RECENT_HOLDS = 50
+# How often a waiting exclusive holder looks again at the lock and at suspect holds.
+POLL_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -97,6 +117,10 @@ class GpuLock:
         self.key = key
         self.path = folder / f"gpu-{_safe(key)}.lock"
         self.turnstile = folder / f"gpu-{_safe(key)}.turnstile"
+        # This grader's shared holds: when each one still held began, and how long recent ones lasted.
+        self._guard = threading.Lock()
+        self._holding: dict[object, float] = {}
+        self._recent_s: deque[float] = deque(maxlen=RECENT_HOLDS)
 
     @staticmethod
     def _open(path: Path) -> int:
@@ -111,7 +135,12 @@ class GpuLock:
             fcntl.flock(turnstile, fcntl.LOCK_EX)  # waits while an exclusive holder is queued
             fcntl.flock(turnstile, fcntl.LOCK_UN)
             fcntl.flock(lock, fcntl.LOCK_SH)
-            yield time.monotonic() - start
+            hold = object()
+            held_from = self._holds_begin(hold)
+            try:
+                yield held_from - start
+            finally:
+                self._holds_end(hold, held_from)
         finally:
             os.close(lock)  # closing releases the locks
             os.close(turnstile)
@@ -122,12 +151,50 @@ class GpuLock:
         turnstile = self._open(self.turnstile)
         lock = self._open(self.path)
         try:
-            fcntl.flock(turnstile, fcntl.LOCK_EX)  # no new shared holder gets in from now on
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX)  # the ones inside finish
-            finally:
-                fcntl.flock(turnstile, fcntl.LOCK_UN)
+            while True:
+                while self.suspect_hold():  # let the others go on while it lasts
+                    time.sleep(POLL_S)
+                fcntl.flock(turnstile, fcntl.LOCK_EX)  # no new shared holder gets in from now on
+                try:
+                    if self._take_unless_suspect(lock):  # the ones inside finish
+                        break
+                finally:
+                    fcntl.flock(turnstile, fcntl.LOCK_UN)
             yield time.monotonic() - start
         finally:
             os.close(lock)
             os.close(turnstile)
+
+    def suspect_hold(self) -> bool:
+        """Whether a shared hold of this grader's has lasted so long that it looks hung (see the module's
+        docstring)."""
+        with self._guard:
+            if not self._holding:
+                return False
+            recent = list(self._recent_s)
+            usual = statistics.quantiles(recent, n=10, method="inclusive")[-1] if len(recent) >= 2 else max(recent, default=0.0)
+            oldest = min(self._holding.values())
+        return time.monotonic() - oldest > max(SUSPECT_AFTER_S, SUSPECT_FACTOR * usual)
+
+    def _take_unless_suspect(self, lock: int) -> bool:
+        """Takes the lock exclusively once its holders have gone; gives up (False) when one of this grader's own
+        starts to look hung while it waits."""
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if self.suspect_hold():
+                    return False
+                time.sleep(POLL_S)
+
+    def _holds_begin(self, hold: object) -> float:
+        now = time.monotonic()
+        with self._guard:
+            self._holding[hold] = now
+        return now
+
+    def _holds_end(self, hold: object, held_from: float) -> None:
+        with self._guard:
+            del self._holding[hold]
+            self._recent_s.append(time.monotonic() - held_from)

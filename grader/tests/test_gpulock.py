@@ -3,9 +3,11 @@ together, and a waiting exclusive holder is not starved by shared ones that keep
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+from grader import gpulock
 from grader.gpulock import Gpu, GpuLock, choose_gpus, parse_smi_listing
 from grader.tests.conftest import REPO
 
@@ -79,7 +81,6 @@ def test_a_waiting_exclusive_holder_is_not_starved(tmp_path: Path):
 
 
 def test_threads_of_one_grader_queue_too(tmp_path: Path):
-    import threading
     lock = GpuLock("gpu-test", tmp_path)
     spans = []
 
@@ -96,6 +97,50 @@ def test_threads_of_one_grader_queue_too(tmp_path: Path):
         t.join()
     spans.sort()
     assert all(a[1] <= b[0] + 0.01 for a, b in zip(spans, spans[1:]))
+
+
+def _span(lock: GpuLock, how: str, seconds: float, spans: dict, name: str) -> threading.Thread:
+    def hold():
+        with (lock.shared() if how == "shared" else lock.exclusive()):
+            start = time.monotonic()
+            time.sleep(seconds)
+            spans[name] = (start, time.monotonic())
+    thread = threading.Thread(target=hold)
+    thread.start()
+    return thread
+
+
+def test_a_waiting_exclusive_holder_lets_the_others_by_a_hold_that_looks_hung(tmp_path: Path, monkeypatch):
+    # A student's kernel that never ends holds the lock shared until its case's time limit. The timing that
+    # waits for it must not shut out every other correctness run of the class meanwhile.
+    monkeypatch.setattr(gpulock, "SUSPECT_AFTER_S", 0.4)
+    lock = GpuLock("gpu-test", tmp_path)
+    spans: dict = {}
+    hung = _span(lock, "shared", 1.5, spans, "hung")
+    time.sleep(0.1)
+    timing = _span(lock, "exclusive", 0.1, spans, "timing")
+    time.sleep(0.6)  # the first hold now looks hung
+    other = _span(lock, "shared", 0.2, spans, "other")
+    for thread in (hung, timing, other):
+        thread.join()
+    assert spans["other"][0] < spans["hung"][1], "a correctness run waited behind the hung one"
+    assert spans["timing"][0] >= max(spans["hung"][1], spans["other"][1]) - 0.01, "timed beside a shared holder"
+
+
+def test_a_hold_is_suspect_only_when_long_against_the_graders_usual_holds(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(gpulock, "SUSPECT_AFTER_S", 0.05)
+    lock = GpuLock("gpu-test", tmp_path)
+    for _ in range(3):  # the usual hold here lasts 0.2 s
+        with lock.shared():
+            time.sleep(0.2)
+    spans: dict = {}
+    thread = _span(lock, "shared", 0.9, spans, "long")
+    time.sleep(0.3)
+    assert not lock.suspect_hold(), "0.3 s is not long against holds of 0.2 s"
+    time.sleep(0.4)
+    assert lock.suspect_hold(), "0.7 s is more than twice the usual 0.2 s"
+    thread.join()
+    assert not lock.suspect_hold()
 
 
 SMI = """GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)
