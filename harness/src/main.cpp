@@ -42,6 +42,7 @@ class ResultsListener : public doctest::IReporter {
   }
 
   void test_case_start(const doctest::TestCaseData& data) override {
+    if (std::string(data.m_test_suite) == "timing") remote::start_twin();  // its start overlaps the case's set-up
     set_current_case_name(data.m_name);
     messages_.clear();
     write_record(JsonObject().add("kind", "case_start").add("case", data.m_name).add("suite", data.m_test_suite));
@@ -141,6 +142,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--kit-twin") return kit::remote::serve_twin();
   doctest::Context context;
   context.applyCommandLine(argc, argv);
+  if (!kit::listing_only(argc, argv)) kit::remote::start_runner();  // it starts while this process does
   kit::record_run();
   const kit::DeviceInfo& device = kit::device_info();
   const bool no_gpu = !device.available && !kit::listing_only(argc, argv);

@@ -86,10 +86,12 @@ std::string own_program() {
   return std::string(self, static_cast<std::size_t>(length));
 }
 
-// The runner process, started at the first call and ended when the test program ends. The
-// twin is a runner of the judge's own (this program, started with --kit-twin): it answers
-// every call with an empty kernel, so timing it measures what the path between the two
-// processes costs a call, with nothing of the student's in it.
+// The runner process, started as the test program starts (start_runner) or at the first call, and
+// ended when the test program ends. The twin is a runner of the judge's own (this program, started
+// with --kit-twin): it answers every call with an empty kernel, so timing it measures what the path
+// between the two processes costs a call, with nothing of the student's in it. Either one makes its
+// CUDA context before its first message, the hello: started, it gets on with that while the judge
+// goes on, and the judge waits for the hello (ready) only when it first needs the process.
 class Runner {
  public:
   static Runner& get() {
@@ -109,6 +111,11 @@ class Runner {
     start();
   }
 
+  // Waits, the first time, until the process has started: its hello, after its CUDA context.
+  void ready() {
+    if (started() && pid_ <= 0) pid_ = hello_pid();
+  }
+
   // Sends a request (`header` and the arguments that follow it), waits for its reply; returns the
   // reply's payload. Throws StudentError.
   // `fd`, where given, goes with the request (SCM_RIGHTS): the memfd of host memory the runner maps.
@@ -116,6 +123,7 @@ class Runner {
                                       int fd = -1) {
     ensure_started();
     if (!broken_.empty()) throw StudentError(broken_);
+    ready();
     header.nonce = next_nonce();
     wire::Writer request;
     request.put(header);
@@ -165,15 +173,21 @@ class Runner {
   unsigned char* arena() const { return static_cast<unsigned char*>(arena_); }
 
   void stop() {
+    ready();
     if (pid_ > 0) signal_and_wait(SIGSTOP);
   }
   void cont() {
+    ready();
     if (pid_ > 0) kill(pid_, SIGCONT);
   }
 
   // Ends the process: closing the socket tells it to exit. Returns its wait status.
   int end() {
-    cont();
+    try {
+      cont();
+    } catch (const StudentError&) {
+      return ended_status_;  // it died before its hello: fail() reaped it
+    }
     close(socket_);
     socket_ = -1;
     const int status = reap(std::chrono::seconds(20));
@@ -259,7 +273,6 @@ class Runner {
     close(ends[1]);
     child_ = child;
     socket_ = ends[0];
-    pid_ = hello_pid();
   }
 
   // The runner's first message: its process id as the kernel vouches for it (SCM_CREDENTIALS).
@@ -330,7 +343,8 @@ class Runner {
     if (child_ > 0) {
       if (socket_ >= 0) close(socket_);
       socket_ = -1;
-      why += ": it " + describe_status(reap(std::chrono::seconds(5)));
+      ended_status_ = reap(std::chrono::seconds(5));
+      why += ": it " + describe_status(ended_status_);
       child_ = -1;
       pid_ = -1;
     }
@@ -353,7 +367,8 @@ class Runner {
   bool twin_;
   long long calls_ = 0;  // requests sent
   pid_t child_ = -1;  // what the judge started (the sandbox, or the runner itself)
-  pid_t pid_ = -1;    // the runner process
+  pid_t pid_ = -1;    // the runner process, once its hello has come
+  int ended_status_ = 0;  // how it ended, where fail() reaped it
   int socket_ = -1;
   void* arena_ = nullptr;
   int arena_fd_ = -1;
@@ -680,12 +695,12 @@ void Call::run() {
 }
 
 TimedSection::TimedSection() {
-  if (paused_sections()++ == 0) Runner::get().stop();
+  if (paused_sections()++ != 0) return;
+  Runner::get().stop();
+  if (Runner::twin().started()) Runner::twin().stop();  // started with the case: its start is over by now
 }
 TimedSection::~TimedSection() {
-  if (--paused_sections() != 0) return;
-  Runner::get().cont();
-  if (Runner::twin().started()) Runner::twin().end();
+  if (--paused_sections() == 0) Runner::get().cont();
 }
 void TimedSection::resume() { Runner::get().cont(); }
 void TimedSection::pause() { Runner::get().stop(); }
@@ -704,7 +719,18 @@ bool gpu_quiet(double limit_s, double* took_s) {
   return took <= limit_s;
 }
 
+void start_runner() {
+  const char* given = std::getenv("KIT_RUNNER");
+  if (given == nullptr && access((own_program() + "-runner").c_str(), X_OK) != 0) return;  // graded in one process
+  Runner::get().ensure_started();
+}
+
+void start_twin() {
+  if (Runner::get().started()) Runner::twin().ensure_started();
+}
+
 void end_of_case() {
+  if (Runner::twin().started()) Runner::twin().end();
   Runner& runner = Runner::get();
   if (!runner.started()) return;
   try {
@@ -830,6 +856,7 @@ double path_overhead_s(const std::function<void()>& before_each_call, int calls_
 }
 
 int serve_twin() {
+  cudaFree(nullptr);  // the context first, as the runner does (its failure shows at the first request)
   const char hello = 1;
   if (send(wire::kSocketFd, &hello, 1, MSG_NOSIGNAL) != 1) return 2;
   std::vector<unsigned char> buffer(wire::kMaxMessage);
@@ -844,6 +871,9 @@ int serve_twin() {
   return 0;
 }
 
-int finish() { return Runner::get().finish(); }
+int finish() {
+  if (Runner::twin().started()) Runner::twin().end();
+  return Runner::get().finish();
+}
 
 }  // namespace kit::remote

@@ -126,7 +126,8 @@ TEST_CASE("harness: one random element made alone equals the same element of the
   }
 }
 
-TEST_CASE("harness: sampled positions cover both ends, stay inside and differ from run to run" * KIT_CPU_ONLY) {
+TEST_CASE("harness: sampled positions cover both ends and every part between, and differ from run to run" *
+          KIT_CPU_ONLY) {
   const std::size_t size = 1000003;
   const auto positions = kit::sample_positions(size, 4096);
   REQUIRE(positions.size() == 4098);
@@ -135,6 +136,8 @@ TEST_CASE("harness: sampled positions cover both ends, stay inside and differ fr
   CHECK(positions.back() == size - 1);
   CHECK(std::set<std::size_t>(positions.begin(), positions.end()).size() > 4000);  // few repeats
   CHECK(kit::sample_positions(size, 4096) != positions);  // from the OS's entropy: not predictable
+  for (std::size_t i = 0; i + 1 < positions.size(); ++i)  // one in each part: no run of wrong elements hides
+    CHECK(positions[i + 1] - positions[i] < 2 * (size / 4096 + 1));
   CHECK(kit::sample_positions(1, 10) == std::vector<std::size_t>(12, 0));
   CHECK(kit::sample_positions(0, 10).empty());
 }

@@ -9,10 +9,11 @@
 // waits through kit::remote::synchronize (the judge's cudaStreamSynchronize and
 // cudaDeviceSynchronize wait for the judge's own work only).
 //
-// The runner is started at the first call, as $KIT_RUNNER_PREFIX (one argument a line:
-// the grader's sandbox, compute-sanitizer) followed by $KIT_RUNNER, or the program
-// beside this one named <this program>-runner. It gets no environment of the judge's
-// beyond what a CUDA program needs: no seed, no results file, no parameters.
+// The runner is started as the test program starts (or at the first call), as
+// $KIT_RUNNER_PREFIX (one argument a line: the grader's sandbox, compute-sanitizer)
+// followed by $KIT_RUNNER, or the program beside this one named <this program>-runner.
+// It gets no environment of the judge's beyond what a CUDA program needs: no seed, no
+// results file, no parameters.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -201,14 +202,22 @@ long long calls_made();
 // runs none. `before_each_call` is what the judge does before each timed call of the student's
 // (poison, cache flush, the quiet check): done before each of the twin's calls too, the GPU
 // switches to the twin from the same state as it does to the runner. The twin lives until the
-// TimedSection around the measurement ends.
+// end of the test case.
 double path_overhead_s(const std::function<void()>& before_each_call, int calls_per_request);
 
 // The twin's side (main calls it for --kit-twin): an empty kernel per request.
 int serve_twin();
 
-// A test case ended: the runner unmaps the device buffers it was given and destroys its copies of
-// the test's streams and cuBLAS handles. Objects and host allocations of the student's stay until
+// Starts the runner now, where this test program has one, instead of at the first call: main calls
+// it first, so that the runner's start (the sandbox, its CUDA context) overlaps the judge's own.
+void start_runner();
+
+// A timing test case begins: where a runner runs, the twin starts now, so that its start overlaps
+// the case's set-up; the first TimedSection waits for it to be done before anything is timed.
+void start_twin();
+
+// A test case ended: the twin ends, and the runner unmaps the device buffers it was given and
+// destroys its copies of the test's streams and cuBLAS handles. Objects and host allocations of the student's stay until
 // the test frees them.
 void end_of_case();
 

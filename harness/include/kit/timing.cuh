@@ -209,12 +209,13 @@ std::vector<int> choose_verified_samples(int repeats, std::uint64_t entropy);
 
 // Where a verify compares a timed call's output when comparing all of it on the CPU would
 // cost far more than the call (a quarter of a gigabyte, made again for each verified call):
-// `samples` positions drawn from the operating system's entropy after the call, so the
-// submission cannot know them, and the first and the last element; ascending, repeats
-// possible. Enough, with the poison check, which still covers every element: a call that
-// skips work leaves poison, and one that writes wrong values into a fraction f of the output
-// escapes one verified call with probability (1 - f)^samples, e^-65 for f = 0.1% and 65536
-// samples, and must escape every verified call.
+// `samples` positions, one in each of `samples` equal parts of [0, size), drawn from the
+// operating system's entropy after the call, so the submission cannot know them; and the
+// first and the last element; ascending, repeats possible where size < samples. Enough, with
+// the poison check, which still covers every element: a call that skips work leaves poison,
+// and one that writes wrong values into a fraction f of the output escapes one verified call
+// with probability at most (1 - f)^samples (e^-65 for f = 0.1% and 65536 samples), and must
+// escape every verified call. A run of size / samples wrong elements in a row never escapes.
 std::vector<std::size_t> sample_positions(std::size_t size, std::size_t samples);
 
 // The elements of device memory `data` at `positions`, read on the GPU (elements of 1, 2, 4 or 8 bytes).
