@@ -188,7 +188,8 @@ static_assert(kRegisterThreads % kWarpSize == 0 && kRegisterWarps <= kWarpSize,
               "one warp scans the warps' totals, so a block has at most 32 warps");
 
 // tile_sums[b] = the sum of tile b: elements b*kRegisterTileItems ...
-// b*kRegisterTileItems + kRegisterTileItems - 1 (those below n). Lane l of warp w holds the tile's elements w*kWarpItems + k*32 + l.
+// b*kRegisterTileItems + kRegisterTileItems - 1 (those below n). Lane l of warp w
+// holds the tile's elements w*kWarpItems + k*32 + l.
 // May assume: blockDim.x == kRegisterThreads; one block per tile.
 // Must not: read at index n or beyond.
 template <class T>

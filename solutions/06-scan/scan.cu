@@ -203,7 +203,8 @@ __global__ void tile_scan_kernel(const T* in, T* out, T* tile_sums, int n, bool 
   const T through_me = warp_inclusive_scan(items[kScanItems - 1]);  // this warp's threads 0..me
   T before_me = __shfl_up_sync(kFullMask, through_me, 1);
   if (lane == 0) before_me = T(0);
-  if (lane == kWarpSize - 1) warp_offsets[warp] = through_me;  // the warp's total
+  // The last lane's result is the warp's total.
+  if (lane == kWarpSize - 1) warp_offsets[warp] = through_me;
   __syncthreads();  // warp 0 reads the totals of every warp
   if (warp == 0) {
     const T total = lane < kScanWarps ? warp_offsets[lane] : T(0);
@@ -320,7 +321,8 @@ static_assert(kRegisterThreads % kWarpSize == 0 && kRegisterWarps <= kWarpSize,
               "one warp scans the warps' totals, so a block has at most 32 warps");
 
 // tile_sums[b] = the sum of tile b: elements b*kRegisterTileItems ...
-// b*kRegisterTileItems + kRegisterTileItems - 1 (those below n). Lane l of warp w holds the tile's elements w*kWarpItems + k*32 + l.
+// b*kRegisterTileItems + kRegisterTileItems - 1 (those below n). Lane l of warp w
+// holds the tile's elements w*kWarpItems + k*32 + l.
 // May assume: blockDim.x == kRegisterThreads; one block per tile.
 // Must not: read at index n or beyond.
 template <class T>

@@ -248,8 +248,8 @@ void time_inclusive_float_scan(const std::string& measurement, Launch launch, co
 
 TEST_CASE("scan timing: inclusive scan of a 1 GiB float array" * KIT_TIMING) {
   time_inclusive_float_scan(
-      "inclusive_scan",
-      [](const float* d_in, float* d_out, int n) { launch_inclusive_scan(d_in, d_out, n); }, kLookAtScan);
+      "inclusive_scan", [](const float* d_in, float* d_out, int n) { launch_inclusive_scan(d_in, d_out, n); },
+      kLookAtScan);
 }
 
 // Extra credit: the same timing for the register-tiled scan. Its points fall from all at

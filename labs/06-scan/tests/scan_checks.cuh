@@ -221,11 +221,11 @@ constexpr int kWarpLanes = 32;
 // launch_warp_scan: every run of 32 elements scanned on its own (inclusive).
 inline bool check_warp_scan(int n, const std::string& input, std::size_t guard = guard_elements()) {
   const std::vector<int> x = int_inputs(n, "warp " + std::to_string(n));
-  const std::string what = input + " (inclusive scan of each run of " + std::to_string(kWarpLanes) +
-                           " ints, one per lane of a warp)";
-  const auto run = run_on_device(
-      x, [](const int* d_in, int* d_out, int count) { launch_warp_scan(d_in, d_out, count); }, guard,
-      {what, "warp_scan_kernel stores only below n; look at " + kLookAtWarpScan});
+  const std::string what =
+      input + " (inclusive scan of each run of " + std::to_string(kWarpLanes) + " ints, one per lane of a warp)";
+  const auto run =
+      run_on_device(x, [](const int* d_in, int* d_out, int count) { launch_warp_scan(d_in, d_out, count); }, guard,
+                    {what, "warp_scan_kernel stores only below n; look at " + kLookAtWarpScan});
   const auto ref = scan_reference::scan_reference<IntSums, std::vector<int>>(x, Kind::Inclusive, kWarpLanes);
   return kit::expect_equal(run.out, ref, {what, kLookAtWarpScan}) && run.guard_untouched;
 }
@@ -247,12 +247,13 @@ inline bool check_tile_scan(int n, Kind kind, bool check_scan, const std::string
     const auto ref = scan_reference::scan_reference<IntSums, std::vector<int>>(x, kind, kScanTile);
     const bool right = kit::expect_equal(d_out.download(), ref, {what, kLookAtTileScan});
     return d_out.expect_guard_untouched(
-               {what, "the bounds check on tile_scan_kernel's store: an element at index n or beyond does not "
-                      "exist"}) &&
+               {what,
+                "the bounds check on tile_scan_kernel's store: an element at index n or beyond does not "
+                "exist"}) &&
            right;
   }
-  const std::string what = input + ", " + tiles + " (the sum of each tile of ints, from the " + kind_name(kind) +
-                           " tile scan)";
+  const std::string what =
+      input + ", " + tiles + " (the sum of each tile of ints, from the " + kind_name(kind) + " tile scan)";
   std::vector<int> sums(tile_count(n), 0);
   for (std::size_t i = 0; i < x.size(); ++i) sums[i / kScanTile] += x[i];
   const bool right = kit::expect_equal(d_sums.download(), sums, {what, kLookAtTileSums});
@@ -268,8 +269,8 @@ inline bool check_add_offsets(int n, const std::string& input, std::size_t guard
   const std::vector<int> x = int_inputs(n, "offsets in " + std::to_string(n));
   const std::vector<int> offsets =
       kit::Rng::for_case("offsets " + std::to_string(n)).uniform_ints(tile_count(n), -1000000, 1000000);
-  const std::string what = input + ", " + std::to_string(offsets.size()) + " tile(s) of " +
-                           std::to_string(kScanTile) + " (each tile's offset added to its ints)";
+  const std::string what = input + ", " + std::to_string(offsets.size()) + " tile(s) of " + std::to_string(kScanTile) +
+                           " (each tile's offset added to its ints)";
   kit::DeviceBuffer<int> d_offsets(offsets);
   kit::GuardedBuffer<int> d_out(x, guard);
   launch_add_offsets(d_out.data(), d_offsets.data(), n);
@@ -303,12 +304,11 @@ inline bool check_float_scan(int n, Kind kind, const std::string& input, std::si
                              Design design = Design::MultiBlock) {
   const std::vector<float> x = float_inputs(n, float_stream(n, kind));
   const std::string what = input + ", " + kind_name(kind) + " scan of floats";
-  const auto run = run_on_device(
-      x,
-      [kind, design](const float* d_in, float* d_out, int count) {
-        launch_whole_scan(kind, d_in, d_out, count, design);
-      },
-      guard, {what, look_at_guard(design)});
+  const auto run = run_on_device(x,
+                                 [kind, design](const float* d_in, float* d_out, int count) {
+                                   launch_whole_scan(kind, d_in, d_out, count, design);
+                                 },
+                                 guard, {what, look_at_guard(design)});
   return expect_float_scan(run.out, float_reference(x, kind), {what, look_at(design)}) && run.guard_untouched;
 }
 
@@ -327,11 +327,11 @@ inline bool check_float_scan_sampled(int n, Kind kind, const std::string& input,
   launch_whole_scan(kind, d_in.data(), d_out.data(), n, design);
   CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
   const std::size_t unwritten = kit::count_unwritten(kit::Output::device("out", d_out.data(), count));
-  CHECK_MESSAGE(unwritten == 0,
-                "Wrong result for input: "
-                    << what << " (" << kit::seed_text() << ").\n"
-                    << unwritten << " of the " << count << " elements of out were never written "
-                    << "(they still hold the poison the test put there before the call).\nLook at: " << look_at(design));
+  CHECK_MESSAGE(unwritten == 0, "Wrong result for input: "
+                                    << what << " (" << kit::seed_text() << ").\n"
+                                    << unwritten << " of the " << count << " elements of out were never written "
+                                    << "(they still hold the poison the test put there before the call).\nLook at: "
+                                    << look_at(design));
   const bool right = expect_float_scan_sampled(d_out.data(), count, kind, rng, {what, look_at(design)});
   return d_out.expect_guard_untouched({what, look_at_guard(design)}) && right && unwritten == 0;
 }
