@@ -730,6 +730,51 @@ def scan_block_sums() -> Svg:
     return s
 
 
+def scan_then_add() -> Svg:
+    s = Svg(1200, 470)
+    data = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]
+    c, x0, tx = 62, 100, 900
+    s.text(600, 26, "part 3: scan the tiles, scan their sums, add the offsets", 23, bold=True)
+
+    def left(i: int) -> float:
+        return x0 + i * c + (i // 4) * 14
+
+    def row(y: float, vals: list[int], label: str, hl: bool = False) -> None:
+        for i, v in enumerate(vals):
+            b = i // 4
+            s.cell(left(i), y, c - 8, 44, str(v), BLOCK[b] if hl else "white", BLOCK_EDGE[b], 20)
+        s.text(x0 - 12, y + 22, label, 18, anchor="end", bold=True)
+
+    def note(y: float, lines: list[str]) -> None:
+        for k, line in enumerate(lines):
+            s.text(tx, y + k * 26, line, 18, anchor="start", fill=MUTED)
+
+    row(60, data, "in")
+    local = []
+    for b in range(3):
+        acc = 0
+        for v in data[b * 4:(b + 1) * 4]:
+            acc += v
+            local.append(acc)
+    row(130, local, "1.")
+    note(140, ["1. each tile scans itself", "and writes its sum"])
+    sums = [local[b * 4 + 3] for b in range(3)]
+    offs = [0, sums[0], sums[0] + sums[1]]
+    for b in range(3):
+        x = (left(b * 4) + left(b * 4 + 3) + c - 8) / 2 - (c - 8) / 2
+        s.arrow(left(b * 4 + 3) + (c - 8) / 2, 176, x + (c - 8) / 2, 216, stroke=BLOCK_EDGE[b], width=1.2)
+        s.cell(x, 220, c - 8, 44, "+" + str(offs[b]), "white", BLOCK_EDGE[b], 20)
+        for i in range(b * 4, b * 4 + 4):
+            s.line(x + (c - 8) / 2, 266, left(i) + (c - 8) / 2, 326, BLOCK_EDGE[b], 1.2, dash="4 3")
+    s.text(x0 - 12, 242, "2.", 18, anchor="end", bold=True)
+    note(230, ["2. exclusive scan of the sums:", "what comes before each tile"])
+    final = [local[i] + offs[i // 4] for i in range(len(data))]
+    row(330, final, "3.", hl=True)
+    note(340, ["3. each tile adds its offset", "to every element"])
+    s.text(600, 445, "the output is written twice (steps 1 and 3) and read once more: 4 passes", 19, fill=MUTED)
+    return s
+
+
 # --- 07: transpose ---------------------------------------------------------------------------
 
 def transpose_naive() -> Svg:
@@ -1146,6 +1191,7 @@ DIAGRAMS = {
     "06-kogge-stone": scan_kogge_stone,
     "06-work-efficient": scan_work_efficient,
     "06-block-sums": scan_block_sums,
+    "06-scan-then-add": scan_then_add,
     "07-naive": transpose_naive,
     "07-tiled": transpose_tiled,
     "07-banks": transpose_banks,

@@ -16,15 +16,27 @@ namespace scan_checks {
 
 inline const std::string kLookAtKoggeStone = "kogge_stone_scan_kernel and launch_kogge_stone_scan in scan.cu";
 inline const std::string kLookAtWorkEfficient = "work_efficient_scan_kernel and launch_work_efficient_scan in scan.cu";
+inline const std::string kLookAtWarpScan = "warp_inclusive_scan in scan.cu";
+inline const std::string kLookAtTileScan = "tile_scan_kernel and launch_tile_scan in scan.cu";
+inline const std::string kLookAtTileSums =
+    "where tile_scan_kernel writes tile_sums: the sum of every element of the tile, written once per tile";
+inline const std::string kLookAtAddOffsets = "add_offsets_kernel and launch_add_offsets in scan.cu";
 inline const std::string kLookAtScan =
-    "launch_scan, tile_sum_kernel, tile_scan_kernel and warp_inclusive_scan in scan.cu";
+    "launch_scan (tile scans with their sums, the exclusive scan of the sums, the offsets added), tile_scan_kernel, "
+    "add_offsets_kernel and warp_inclusive_scan in scan.cu";
+inline const std::string kLookAtRegisterScan =
+    "launch_register_tiled_scan, register_tile_sum_kernel, register_tile_scan_kernel and warp_inclusive_scan in "
+    "scan.cu";
 inline const std::string kLookAtKoggeStoneGuard =
     "the bounds check on the store in kogge_stone_scan_kernel: an element at index n or beyond does not exist";
 inline const std::string kLookAtWorkEfficientGuard =
     "the bounds check on the stores in work_efficient_scan_kernel: an element at index n or beyond does not exist";
 inline const std::string kLookAtScanGuard =
-    "the bounds checks where tile_scan_kernel (or anything else in launch_scan) stores: an element at index n or "
-    "beyond does not exist and must not be written";
+    "the bounds checks where tile_scan_kernel and add_offsets_kernel (or anything else in launch_scan) store: an "
+    "element at index n or beyond does not exist and must not be written";
+inline const std::string kLookAtRegisterScanGuard =
+    "the bounds checks where register_tile_scan_kernel (or anything else in launch_register_tiled_scan) stores: an "
+    "element at index n or beyond does not exist and must not be written";
 
 using scan_reference::Kind;
 
@@ -146,12 +158,29 @@ DeviceRun<T> run_on_device(const std::vector<T>& in, Launch launch, std::size_t 
   return {d_out.download(), d_out.expect_guard_untouched(guard_context)};
 }
 
+// Which of the student's whole scans a check calls: part 3's multi-block scan, or the
+// extra credit's register-tiled one.
+enum class Design { MultiBlock, RegisterTiled };
+
+inline const std::string& look_at(Design design) {
+  return design == Design::MultiBlock ? kLookAtScan : kLookAtRegisterScan;
+}
+inline const std::string& look_at_guard(Design design) {
+  return design == Design::MultiBlock ? kLookAtScanGuard : kLookAtRegisterScanGuard;
+}
+
 template <class T>
-void launch_whole_scan(Kind kind, const T* d_in, T* d_out, int n) {
-  if (kind == Kind::Inclusive)
+void launch_whole_scan(Kind kind, const T* d_in, T* d_out, int n, Design design = Design::MultiBlock) {
+  if (design == Design::RegisterTiled) {
+    if (kind == Kind::Inclusive)
+      launch_register_tiled_inclusive_scan(d_in, d_out, n);
+    else
+      launch_register_tiled_exclusive_scan(d_in, d_out, n);
+  } else if (kind == Kind::Inclusive) {
     launch_inclusive_scan(d_in, d_out, n);
-  else
+  } else {
     launch_exclusive_scan(d_in, d_out, n);
+  }
 }
 
 // The check_* functions return whether the output (and the guard after it) was
@@ -185,49 +214,126 @@ inline bool check_work_efficient(int n, const std::string& input, const std::str
          run.guard_untouched;
 }
 
-// Part 3 on integers: exact.
-inline bool check_int_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements()) {
-  const std::vector<int> x = int_inputs(n, "int " + kind_name(kind) + " " + std::to_string(n));
-  const std::string what = input + ", " + kind_name(kind) + " scan of ints";
+// Part 3, step by step, on integers (exact), each on its own.
+
+constexpr int kWarpLanes = 32;
+
+// launch_warp_scan: every run of 32 elements scanned on its own (inclusive).
+inline bool check_warp_scan(int n, const std::string& input, std::size_t guard = guard_elements()) {
+  const std::vector<int> x = int_inputs(n, "warp " + std::to_string(n));
+  const std::string what =
+      input + " (inclusive scan of each run of " + std::to_string(kWarpLanes) + " ints, one per lane of a warp)";
   const auto run =
-      run_on_device(x, [kind](const int* d_in, int* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count); },
-                    guard, {what, kLookAtScanGuard});
-  return kit::expect_equal(run.out, int_reference(x, kind), {what, kLookAtScan}) && run.guard_untouched;
+      run_on_device(x, [](const int* d_in, int* d_out, int count) { launch_warp_scan(d_in, d_out, count); }, guard,
+                    {what, "warp_scan_kernel stores only below n; look at " + kLookAtWarpScan});
+  const auto ref = scan_reference::scan_reference<IntSums, std::vector<int>>(x, Kind::Inclusive, kWarpLanes);
+  return kit::expect_equal(run.out, ref, {what, kLookAtWarpScan}) && run.guard_untouched;
 }
 
-// Part 3 on floats: within the path tolerance.
+inline std::size_t tile_count(int n) { return (static_cast<std::size_t>(n) + kScanTile - 1) / kScanTile; }
+
+// launch_tile_scan: every tile scanned on its own, and the tile sums. `check_scan`
+// false: only the sums are compared (the test that isolates them); true: only the scan.
+inline bool check_tile_scan(int n, Kind kind, bool check_scan, const std::string& input,
+                            std::size_t guard = guard_elements()) {
+  const std::vector<int> x = int_inputs(n, "tile " + kind_name(kind) + " " + std::to_string(n));
+  const std::string tiles = std::to_string(tile_count(n)) + " tile(s) of " + std::to_string(kScanTile);
+  kit::DeviceBuffer<int> d_in(x);
+  kit::GuardedBuffer<int> d_out(x.size(), guard), d_sums(tile_count(n), guard);
+  launch_tile_scan(d_in.data(), d_out.data(), d_sums.data(), n, kind == Kind::Inclusive);
+  CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
+  if (check_scan) {
+    const std::string what = input + ", " + tiles + " (" + kind_name(kind) + " scan of each tile of ints on its own)";
+    const auto ref = scan_reference::scan_reference<IntSums, std::vector<int>>(x, kind, kScanTile);
+    const bool right = kit::expect_equal(d_out.download(), ref, {what, kLookAtTileScan});
+    return d_out.expect_guard_untouched(
+               {what,
+                "the bounds check on tile_scan_kernel's store: an element at index n or beyond does not "
+                "exist"}) &&
+           right;
+  }
+  const std::string what =
+      input + ", " + tiles + " (the sum of each tile of ints, from the " + kind_name(kind) + " tile scan)";
+  std::vector<int> sums(tile_count(n), 0);
+  for (std::size_t i = 0; i < x.size(); ++i) sums[i / kScanTile] += x[i];
+  const bool right = kit::expect_equal(d_sums.download(), sums, {what, kLookAtTileSums});
+  return d_sums.expect_guard_untouched(
+             {what, "tile_scan_kernel writes one sum per tile: tile_sums has ceil(n / kScanTile) elements"}) &&
+         right;
+}
+
+// launch_add_offsets: each tile's offset added to all of its elements. The offsets are
+// large and differ from tile to tile, so an element given its neighbour tile's offset, or
+// none, is off by thousands.
+inline bool check_add_offsets(int n, const std::string& input, std::size_t guard = guard_elements()) {
+  const std::vector<int> x = int_inputs(n, "offsets in " + std::to_string(n));
+  const std::vector<int> offsets =
+      kit::Rng::for_case("offsets " + std::to_string(n)).uniform_ints(tile_count(n), -1000000, 1000000);
+  const std::string what = input + ", " + std::to_string(offsets.size()) + " tile(s) of " + std::to_string(kScanTile) +
+                           " (each tile's offset added to its ints)";
+  kit::DeviceBuffer<int> d_offsets(offsets);
+  kit::GuardedBuffer<int> d_out(x, guard);
+  launch_add_offsets(d_out.data(), d_offsets.data(), n);
+  CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
+  std::vector<int> ref(x);
+  for (std::size_t i = 0; i < ref.size(); ++i) ref[i] += offsets[i / kScanTile];
+  const bool right = kit::expect_equal(d_out.download(), ref, {what, kLookAtAddOffsets});
+  const bool offsets_kept = kit::expect_equal(
+      d_offsets.download(), offsets, {what + ": the offsets after the call", "add_offsets_kernel only reads them"});
+  return d_out.expect_guard_untouched(
+             {what, "the bounds check in add_offsets_kernel: an element at index n or beyond does not exist"}) &&
+         right && offsets_kept;
+}
+
+// The whole scan on integers: exact.
+inline bool check_int_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements(),
+                           Design design = Design::MultiBlock) {
+  const std::vector<int> x = int_inputs(n, "int " + kind_name(kind) + " " + std::to_string(n));
+  const std::string what = input + ", " + kind_name(kind) + " scan of ints";
+  const auto run = run_on_device(
+      x,
+      [kind, design](const int* d_in, int* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count, design); },
+      guard, {what, look_at_guard(design)});
+  return kit::expect_equal(run.out, int_reference(x, kind), {what, look_at(design)}) && run.guard_untouched;
+}
+
+// The whole scan on floats: within the path tolerance.
 inline std::string float_stream(int n, Kind kind) { return "float " + kind_name(kind) + " " + std::to_string(n); }
 
-inline bool check_float_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements()) {
+inline bool check_float_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements(),
+                             Design design = Design::MultiBlock) {
   const std::vector<float> x = float_inputs(n, float_stream(n, kind));
   const std::string what = input + ", " + kind_name(kind) + " scan of floats";
-  const auto run = run_on_device(
-      x, [kind](const float* d_in, float* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count); }, guard,
-      {what, kLookAtScanGuard});
-  return expect_float_scan(run.out, float_reference(x, kind), {what, kLookAtScan}) && run.guard_untouched;
+  const auto run = run_on_device(x,
+                                 [kind, design](const float* d_in, float* d_out, int count) {
+                                   launch_whole_scan(kind, d_in, d_out, count, design);
+                                 },
+                                 guard, {what, look_at_guard(design)});
+  return expect_float_scan(run.out, float_reference(x, kind), {what, look_at(design)}) && run.guard_untouched;
 }
 
 // check_float_scan for a length too large to make, copy and compare in full on the CPU
 // in every submission's run: the same inputs, written on the GPU; every element must be
 // written (the poison, counted on the GPU), the values right at sampled positions
 // (expect_float_scan_sampled), and the guard untouched.
-inline bool check_float_scan_sampled(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements()) {
+inline bool check_float_scan_sampled(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements(),
+                                     Design design = Design::MultiBlock) {
   const auto count = static_cast<std::size_t>(n);
   const kit::Rng rng = kit::Rng::for_case(float_stream(n, kind));
   const std::string what = input + ", " + kind_name(kind) + " scan of floats";
   kit::DeviceBuffer<float> d_in(count);
   kit::GuardedBuffer<float> d_out(count, guard);
   kit::fill_uniform_floats(d_in.data(), count, rng, kFloatLow, kFloatHigh);
-  launch_whole_scan(kind, d_in.data(), d_out.data(), n);
+  launch_whole_scan(kind, d_in.data(), d_out.data(), n, design);
   CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
   const std::size_t unwritten = kit::count_unwritten(kit::Output::device("out", d_out.data(), count));
-  CHECK_MESSAGE(unwritten == 0,
-                "Wrong result for input: "
-                    << what << " (" << kit::seed_text() << ").\n"
-                    << unwritten << " of the " << count << " elements of out were never written "
-                    << "(they still hold the poison the test put there before the call).\nLook at: " << kLookAtScan);
-  const bool right = expect_float_scan_sampled(d_out.data(), count, kind, rng, {what, kLookAtScan});
-  return d_out.expect_guard_untouched({what, kLookAtScanGuard}) && right && unwritten == 0;
+  CHECK_MESSAGE(unwritten == 0, "Wrong result for input: "
+                                    << what << " (" << kit::seed_text() << ").\n"
+                                    << unwritten << " of the " << count << " elements of out were never written "
+                                    << "(they still hold the poison the test put there before the call).\nLook at: "
+                                    << look_at(design));
+  const bool right = expect_float_scan_sampled(d_out.data(), count, kind, rng, {what, look_at(design)});
+  return d_out.expect_guard_untouched({what, look_at_guard(design)}) && right && unwritten == 0;
 }
 
 }  // namespace scan_checks

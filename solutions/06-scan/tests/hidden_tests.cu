@@ -118,12 +118,12 @@ void sanitized_work_efficient() {
     if (!check_work_efficient(static_cast<int>(n), n_is(n) + " in arrays of exactly n elements", "in", 0)) return;
 }
 
-void sanitized_scans() {
+void sanitized_scans(Design design = Design::MultiBlock) {
   for (const Kind kind : {Kind::Inclusive, Kind::Exclusive})
     for (const auto n : kit::param_ints("sanitizer_ns")) {
       const std::string input = n_is(n) + " in arrays of exactly n elements";
-      if (!check_int_scan(static_cast<int>(n), kind, input, 0)) return;
-      if (!check_float_scan(static_cast<int>(n), kind, input, 0)) return;
+      if (!check_int_scan(static_cast<int>(n), kind, input, 0, design)) return;
+      if (!check_float_scan(static_cast<int>(n), kind, input, 0, design)) return;
     }
 }
 
@@ -145,6 +145,13 @@ TEST_CASE(
 }
 TEST_CASE("inclusive_scan and exclusive_scan (hidden): no shared-memory race (compute-sanitizer racecheck)") {
   sanitized_scans();
+}
+TEST_CASE(
+    "register_tiled_scan (hidden extra credit): no read or write outside the arrays (compute-sanitizer memcheck)") {
+  sanitized_scans(Design::RegisterTiled);
+}
+TEST_CASE("register_tiled_scan (hidden extra credit): no shared-memory race (compute-sanitizer racecheck)") {
+  sanitized_scans(Design::RegisterTiled);
 }
 
 // Made on the GPU and compared at sampled positions: a quarter of a gigabyte made, copied and
@@ -224,10 +231,10 @@ __global__ void audit_scan_kernel(const int* in, const int* out, long long n, st
 }
 
 bool audit_huge_scan(Kind kind, long long n, const kit::DeviceBuffer<int>& d_in, kit::DeviceBuffer<int>& d_out,
-                     std::uint64_t seed) {
+                     std::uint64_t seed, Design design) {
   const std::string input = n_is(n) + " (the largest int), " + kind_name(kind) + " scan of ints";
   d_out.poison();
-  launch_whole_scan(kind, d_in.data(), d_out.data(), static_cast<int>(n));
+  launch_whole_scan(kind, d_in.data(), d_out.data(), static_cast<int>(n), design);
   CUDA_CHECK(cudaDeviceSynchronize());
 
   kit::DeviceBuffer<Audit> d_audit(std::vector<Audit>{{0, static_cast<unsigned long long>(n), 0, 0}});
@@ -256,7 +263,7 @@ bool audit_huge_scan(Kind kind, long long n, const kit::DeviceBuffer<int>& d_in,
   if (audit.input_changed > 0)
     message << audit.input_changed << " elements of the input were changed: a scan must leave its input as it "
             << "was (does an index past INT_MAX wrap around to a negative one?).\n";
-  message << "Look at: " << kLookAtScan << ": every index and count that can pass INT_MAX (the last tile's "
+  message << "Look at: " << look_at(design) << ": every index and count that can pass INT_MAX (the last tile's "
           << "elements, n + tile size - 1 in the tile count) must be computed in 64 bits.";
   FAIL_CHECK(message.str());
   return false;
@@ -264,11 +271,24 @@ bool audit_huge_scan(Kind kind, long long n, const kit::DeviceBuffer<int>& d_in,
 
 }  // namespace
 
-TEST_CASE("inclusive_scan and exclusive_scan (hidden): integers at the largest int length 2147483647") {
+namespace {
+
+void check_huge_scans(Design design) {
   const long long n = kit::param_int("huge_n");
   const std::uint64_t seed = kit::Rng::for_case("huge").seed();
   kit::DeviceBuffer<int> d_in(n), d_out(n);
   fill_hashed_kernel<<<kAuditBlocks, kAuditThreads>>>(d_in.data(), n, seed);
   CUDA_CHECK_LAUNCH();
-  if (audit_huge_scan(Kind::Inclusive, n, d_in, d_out, seed)) audit_huge_scan(Kind::Exclusive, n, d_in, d_out, seed);
+  if (audit_huge_scan(Kind::Inclusive, n, d_in, d_out, seed, design))
+    audit_huge_scan(Kind::Exclusive, n, d_in, d_out, seed, design);
+}
+
+}  // namespace
+
+TEST_CASE("inclusive_scan and exclusive_scan (hidden): integers at the largest int length 2147483647") {
+  check_huge_scans(Design::MultiBlock);
+}
+
+TEST_CASE("register_tiled_scan (hidden extra credit): integers at the largest int length 2147483647") {
+  check_huge_scans(Design::RegisterTiled);
 }
