@@ -261,10 +261,9 @@ inline void time_step(const Step& step) {
     const auto d_sum = kit::shared_device_buffer<float>(1);
     const auto d_partials = kit::shared_device_buffer<float>(static_cast<std::size_t>(partials_capacity(n)));
     kit::WorkSet set;
-    // The call leaves its sum on the device. Bringing it to the host inside the clock, as
-    // thrust::reduce does, would be the judge's own GPU work between two of the runner's: a switch
-    // of the GPU from one process to the other on every call, which cost the reductions half their
-    // rate through the runner (docs/gpu-runs/2026-11-26-h200-batched-timing.md).
+    // The call leaves its sum on the device, where the student's code writes it. Bringing it to
+    // the host inside the clock, as thrust::reduce does, would put GPU work of the judge's own
+    // between two of the runner's calls, and time a switch of the GPU between the two processes.
     set.call = [=, &step] { step.launch(d_in->data(), n, d_sum->data(), d_partials->data()); };
     set.outputs = {kit::Output::device("*d_sum", d_sum->data(), 1)};
     set.refresh = [=](const kit::Call& call) {
