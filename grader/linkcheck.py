@@ -77,8 +77,9 @@ class HeaderLibrary:
     """A header-only library a lab may forbid (lab.toml's `forbidden`), as its symbols show it."""
     title: str  # as the handouts write it
     namespace: str
-    # CCCL puts an inline namespace named after its version and the GPU architecture inside the
-    # library's own (cub::CUB_300001_SM_900::): it names the library even inside another namespace.
+    # CCCL puts an inline namespace named after its version and the GPU architectures inside the
+    # library's own (cub::CUB_300001_SM_900::, cub::CUB_300001_SM_750_900:: for two): it names the
+    # library even inside another namespace.
     version_tag: str
 
     def uses(self, mangled: str, demangled: str) -> bool:
@@ -95,8 +96,8 @@ HEADER_LIBRARIES = {
     "cub": HeaderLibrary("CUB", "cub", r"CUB_\d+_SM_\d+"),
     "thrust": HeaderLibrary("Thrust", "thrust", r"THRUST_\d+_SM_\d+"),
 }
-# The inline namespace named after CCCL's version: noise in a message to a student.
-VERSION_NAMESPACE = re.compile(r"\b(?:CUB|THRUST)_\d+_SM_\d+(?:_NS)?::")
+# The inline namespace named after CCCL's version and the architectures built: noise in a message to a student.
+VERSION_NAMESPACE = re.compile(r"\b(?:CUB|THRUST)_\d+_SM_\d+(?:_\d+)*(?:_NS)?::")
 
 # Host instructions that enter the kernel directly, as objdump prints them.
 SYSTEM_CALL_INSTRUCTION = re.compile(r"\t(?:syscall|sysenter|int\s+\$0x80|svc\s+#?0x?0)\b")

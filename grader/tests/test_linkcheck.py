@@ -286,3 +286,8 @@ def test_a_library_symbol_is_shortened_to_what_the_student_wrote():
     assert linkcheck._shorten(name) == "cub::DeviceReduce::Sum<...>(...)"
     assert (linkcheck._shorten("guard variable for cub::CUB_300001_SM_900::DeviceCountCachedValue()::count")
             == "guard variable for cub::DeviceCountCachedValue()::count")
+    # Built for several GPU generations (CUDA_ARCH="75;80;86;89;90"), the namespace lists them all.
+    several = name.replace("SM_900", "SM_750_800_860_890_900")
+    assert linkcheck._shorten(several) == "cub::DeviceReduce::Sum<...>(...)"
+    assert linkcheck.HEADER_LIBRARIES["cub"].uses("_ZN4evil28CUB_300001_SM_750_800_860_8906DeviceE",
+                                                  "evil::CUB_300001_SM_750_800_860_890::Device")
