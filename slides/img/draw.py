@@ -682,95 +682,100 @@ def scan_work_efficient() -> Svg:
     return s
 
 
-def scan_block_sums() -> Svg:
-    s = Svg(1200, 470)
-    data = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]
-    c, x0, tx = 62, 100, 900
-    s.text(600, 26, "a scan longer than one tile: sum the tiles, scan the sums, scan the tiles", 23,
-           bold=True)
+class TileRows:
+    """Twelve values in three tiles of four, drawn as rows of cells (the multi-block scan figures)."""
 
-    def left(i: int) -> float:
-        return x0 + i * c + (i // 4) * 14
+    DATA = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]
+    CELL, X0, NOTE_X = 62, 100, 900
 
-    def row(y: float, vals: list[int], label: str, hl: bool = False) -> None:
+    def __init__(self, title: str):
+        self.s = Svg(1200, 470)
+        self.s.text(600, 26, title, 23, bold=True)
+        self.width = self.CELL - 8
+
+    def left(self, i: int) -> float:
+        return self.X0 + i * self.CELL + (i // 4) * 14
+
+    def centre(self, i: int) -> float:
+        return self.left(i) + self.width / 2
+
+    def under_tile(self, b: int) -> float:
+        """The x of a cell centred under tile b."""
+        return (self.left(b * 4) + self.left(b * 4 + 3) + self.width) / 2 - self.width / 2
+
+    def row(self, y: float, vals: list[int], label: str, hl: bool = False) -> None:
         for i, v in enumerate(vals):
             b = i // 4
-            s.cell(left(i), y, c - 8, 44, str(v), BLOCK[b] if hl else "white", BLOCK_EDGE[b], 20)
-        s.text(x0 - 12, y + 22, label, 18, anchor="end", bold=True)
+            self.s.cell(self.left(i), y, self.width, 44, str(v), BLOCK[b] if hl else "white", BLOCK_EDGE[b], 20)
+        self.label(y + 22, label)
 
-    def note(y: float, lines: list[str]) -> None:
+    def label(self, y: float, text: str) -> None:
+        self.s.text(self.X0 - 12, y, text, 18, anchor="end", bold=True)
+
+    def note(self, y: float, lines: list[str]) -> None:
         for k, line in enumerate(lines):
-            s.text(tx, y + k * 26, line, 18, anchor="start", fill=MUTED)
+            self.s.text(self.NOTE_X, y + k * 26, line, 18, anchor="start", fill=MUTED)
 
-    row(60, data, "in")
+    def offsets_spread(self, b: int, x: float, y_from: float, y_to: float) -> None:
+        """Dashed lines from a tile's offset at x down to each of its elements."""
+        for i in range(b * 4, b * 4 + 4):
+            self.s.line(x + self.width / 2, y_from, self.centre(i), y_to, BLOCK_EDGE[b], 1.2, dash="4 3")
+
+
+def scan_block_sums() -> Svg:
+    t = TileRows("a scan longer than one tile: sum the tiles, scan the sums, scan the tiles")
+    s, data, w = t.s, t.DATA, t.width
+    t.row(60, data, "in")
     sums = [sum(data[b * 4:(b + 1) * 4]) for b in range(3)]
     offs = [0, sums[0], sums[0] + sums[1]]
     for b in range(3):
-        x = (left(b * 4) + left(b * 4 + 3) + c - 8) / 2 - (c - 8) / 2
-        s.cell(x, 160, c - 8, 44, str(sums[b]), BLOCK[b], BLOCK_EDGE[b], 20)
+        x = t.under_tile(b)
+        s.cell(x, 160, w, 44, str(sums[b]), BLOCK[b], BLOCK_EDGE[b], 20)
         for i in range(b * 4, b * 4 + 4):
-            s.line(left(i) + (c - 8) / 2, 106, x + (c - 8) / 2, 156, BLOCK_EDGE[b], 1.2)
-        s.cell(x, 250, c - 8, 44, "+" + str(offs[b]), "white", BLOCK_EDGE[b], 20)
-        s.arrow(x + (c - 8) / 2, 206, x + (c - 8) / 2, 246, stroke=MUTED, width=1.5)
-        for i in range(b * 4, b * 4 + 4):
-            s.line(x + (c - 8) / 2, 296, left(i) + (c - 8) / 2, 356, BLOCK_EDGE[b], 1.2, dash="4 3")
-    s.text(x0 - 12, 182, "1.", 18, anchor="end", bold=True)
-    s.text(x0 - 12, 272, "2.", 18, anchor="end", bold=True)
-    note(170, ["1. each tile's sum", "(a reduction per block)"])
-    note(260, ["2. exclusive scan of the sums:", "what comes before each tile"])
+            s.line(t.centre(i), 106, x + w / 2, 156, BLOCK_EDGE[b], 1.2)
+        s.cell(x, 250, w, 44, "+" + str(offs[b]), "white", BLOCK_EDGE[b], 20)
+        s.arrow(x + w / 2, 206, x + w / 2, 246, stroke=MUTED, width=1.5)
+        t.offsets_spread(b, x, 296, 356)
+    t.label(182, "1.")
+    t.label(272, "2.")
+    t.note(170, ["1. each tile's sum", "(a reduction per block)"])
+    t.note(260, ["2. exclusive scan of the sums:", "what comes before each tile"])
     final = []
     for b in range(3):
         acc = offs[b]
         for v in data[b * 4:(b + 1) * 4]:
             acc += v
             final.append(acc)
-    row(360, final, "3.", hl=True)
-    note(370, ["3. each tile scans itself,", "starting from its offset"])
+    t.row(360, final, "3.", hl=True)
+    t.note(370, ["3. each tile scans itself,", "starting from its offset"])
     s.text(600, 445, "the input is read twice (steps 1 and 3), the output written once", 19, fill=MUTED)
     return s
 
 
 def scan_then_add() -> Svg:
-    s = Svg(1200, 470)
-    data = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]
-    c, x0, tx = 62, 100, 900
-    s.text(600, 26, "part 3: scan the tiles, scan their sums, add the offsets", 23, bold=True)
-
-    def left(i: int) -> float:
-        return x0 + i * c + (i // 4) * 14
-
-    def row(y: float, vals: list[int], label: str, hl: bool = False) -> None:
-        for i, v in enumerate(vals):
-            b = i // 4
-            s.cell(left(i), y, c - 8, 44, str(v), BLOCK[b] if hl else "white", BLOCK_EDGE[b], 20)
-        s.text(x0 - 12, y + 22, label, 18, anchor="end", bold=True)
-
-    def note(y: float, lines: list[str]) -> None:
-        for k, line in enumerate(lines):
-            s.text(tx, y + k * 26, line, 18, anchor="start", fill=MUTED)
-
-    row(60, data, "in")
+    t = TileRows("part 3: scan the tiles, scan their sums, add the offsets")
+    s, data, w = t.s, t.DATA, t.width
+    t.row(60, data, "in")
     local = []
     for b in range(3):
         acc = 0
         for v in data[b * 4:(b + 1) * 4]:
             acc += v
             local.append(acc)
-    row(130, local, "1.")
-    note(140, ["1. each tile scans itself", "and writes its sum"])
+    t.row(130, local, "1.")
+    t.note(140, ["1. each tile scans itself", "and writes its sum"])
     sums = [local[b * 4 + 3] for b in range(3)]
     offs = [0, sums[0], sums[0] + sums[1]]
     for b in range(3):
-        x = (left(b * 4) + left(b * 4 + 3) + c - 8) / 2 - (c - 8) / 2
-        s.arrow(left(b * 4 + 3) + (c - 8) / 2, 176, x + (c - 8) / 2, 216, stroke=BLOCK_EDGE[b], width=1.2)
-        s.cell(x, 220, c - 8, 44, "+" + str(offs[b]), "white", BLOCK_EDGE[b], 20)
-        for i in range(b * 4, b * 4 + 4):
-            s.line(x + (c - 8) / 2, 266, left(i) + (c - 8) / 2, 326, BLOCK_EDGE[b], 1.2, dash="4 3")
-    s.text(x0 - 12, 242, "2.", 18, anchor="end", bold=True)
-    note(230, ["2. exclusive scan of the sums:", "what comes before each tile"])
+        x = t.under_tile(b)
+        s.arrow(t.centre(b * 4 + 3), 176, x + w / 2, 216, stroke=BLOCK_EDGE[b], width=1.2)
+        s.cell(x, 220, w, 44, "+" + str(offs[b]), "white", BLOCK_EDGE[b], 20)
+        t.offsets_spread(b, x, 266, 326)
+    t.label(242, "2.")
+    t.note(230, ["2. exclusive scan of the sums:", "what comes before each tile"])
     final = [local[i] + offs[i // 4] for i in range(len(data))]
-    row(330, final, "3.", hl=True)
-    note(340, ["3. each tile adds its offset", "to every element"])
+    t.row(330, final, "3.", hl=True)
+    t.note(340, ["3. each tile adds its offset", "to every element"])
     s.text(600, 445, "the output is written twice (steps 1 and 3) and read once more: 4 passes", 19, fill=MUTED)
     return s
 
