@@ -29,7 +29,6 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import statistics
 import tempfile
 import threading
 import time
@@ -135,12 +134,8 @@ class GpuLock:
             fcntl.flock(turnstile, fcntl.LOCK_EX)  # waits while an exclusive holder is queued
             fcntl.flock(turnstile, fcntl.LOCK_UN)
             fcntl.flock(lock, fcntl.LOCK_SH)
-            hold = object()
-            held_from = self._holds_begin(hold)
-            try:
+            with self._booked() as held_from:
                 yield held_from - start
-            finally:
-                self._holds_end(hold, held_from)
         finally:
             os.close(lock)  # closing releases the locks
             os.close(turnstile)
@@ -171,8 +166,8 @@ class GpuLock:
         with self._guard:
             if not self._holding:
                 return False
-            recent = list(self._recent_s)
-            usual = statistics.quantiles(recent, n=10, method="inclusive")[-1] if len(recent) >= 2 else max(recent, default=0.0)
+            recent = sorted(self._recent_s)
+            usual = recent[int(0.9 * (len(recent) - 1))] if recent else 0.0  # nine in ten took no longer
             oldest = min(self._holding.values())
         return time.monotonic() - oldest > max(SUSPECT_AFTER_S, SUSPECT_FACTOR * usual)
 
@@ -188,13 +183,15 @@ class GpuLock:
                     return False
                 time.sleep(POLL_S)
 
-    def _holds_begin(self, hold: object) -> float:
-        now = time.monotonic()
+    @contextmanager
+    def _booked(self) -> Iterator[float]:
+        """Books a shared hold of this grader's while it lasts (suspect_hold reads them); gives when it began."""
+        hold, held_from = object(), time.monotonic()
         with self._guard:
-            self._holding[hold] = now
-        return now
-
-    def _holds_end(self, hold: object, held_from: float) -> None:
-        with self._guard:
-            del self._holding[hold]
-            self._recent_s.append(time.monotonic() - held_from)
+            self._holding[hold] = held_from
+        try:
+            yield held_from
+        finally:
+            with self._guard:
+                del self._holding[hold]
+                self._recent_s.append(time.monotonic() - held_from)
