@@ -189,7 +189,9 @@ Measurement time_work(const TimedWork& work, const TimingOptions& options);
 // std::invalid_argument when the work lacks a call, outputs or a verify.
 GuardedRun run_guarded(const TimedWork& work, const TimingOptions& options);
 
-// A library peer or a ceiling: the same timing, without guards.
+// A library peer or a ceiling: the same timing, without the guards on outputs (no poison, no
+// check). It still waits for a quiet GPU before each sample, and fails the test case when the
+// runner's work keeps it busy (a kernel a submission left running, to spoil a ceiling).
 Timing time_device_work(const std::function<void()>& call, const TimingOptions& options);
 
 // A batched sample's calls, one a set, split at random (with `entropy`) into the batch and the
