@@ -7,6 +7,7 @@ but slow kernel: no trick may lift it above its own score.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -317,6 +318,34 @@ def test_timing_tricks_gain_nothing_over_the_honest_slow_kernel(lab01, tmp_path:
     for trick, source in TIMING_TRICKS.items():
         cheat = _grade(lab01, tmp_path, trick, HEADER + SLOW_KERNEL + source).results
         assert _performance(cheat) <= honest_perf + allowance, (trick, _performance(cheat), honest_perf)
+
+
+# The runner starts with the test program, before the judge times its ceilings: a kernel launched from a
+# static constructor, still running then, would leave the copy ceiling without a median (and so no rate
+# implausible against it), unless the ceiling's own quiet-GPU guard fails the case.
+BUSY_AT_START = """
+__global__ void keep_busy(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+struct BusyAtStart {
+  BusyAtStart() { keep_busy<<<1, 1>>>(8000000000ull); }
+} busy_at_start;
+void launch_vector_add(const float* a, const float* b, float* c, int n) { slow_launch(a, b, c, n); }
+"""
+
+
+@needs_cuda_toolchain()
+def test_a_kernel_left_running_from_the_start_spoils_no_ceiling(lab01, tmp_path: Path):
+    try:
+        graded = _grade(lab01, tmp_path, "busy at start", HEADER + SLOW_KERNEL + BUSY_AT_START).results
+    except NoGpu as error:
+        pytest.skip(f"the attack needs a GPU ({error})")
+    assert _performance(graded) == 0, graded
+    assert "still had work running on the GPU" in json.dumps(graded), graded
 
 
 @needs_cuda_toolchain()
