@@ -578,6 +578,9 @@ class ClassGrading:
             extra["lock_wait_by_kind_s"] = {key: round(value, 3) for key, value in state.run.lock_wait.items()}
             extra["reruns"] = state.run.reruns
             extra["case_s"] = state.run.case_s
+            extra["programs"] = state.run.programs
+            if self.reference is not None:
+                extra["reference_programs"] = self.reference.programs
         folder = self.out_dir / state.student.name
         report.write_json(folder / summary.RESULTS, graded.results)
         report.write_text(folder / "report.txt", graded.table + "\n")

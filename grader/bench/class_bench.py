@@ -121,6 +121,70 @@ def public_name(config: LabConfig) -> dict[str, str]:
     return {name: f"hidden test {k} of {config.name} (named in solutions/)" for k, name in enumerate(hidden, 1)}
 
 
+def _programs_by_gpu(results: dict[str, dict]) -> dict[str, list[dict]]:
+    """Every test program the class ran, by the GPU (its lane's key) it ran on: each student's, and each lane's
+    reference timing once."""
+    by_gpu: dict[str, dict[tuple, dict]] = {}
+    for student, result in results.items():
+        extra = result["extra_data"]
+        gpu = extra.get("lane", {}).get("gpu", "?")
+        programs = by_gpu.setdefault(gpu, {})
+        for program in extra.get("programs", []):
+            programs[(student, tuple(program["at"]), program["gpu"])] = dict(program, who=student)
+        for program in extra.get("reference_programs", []):
+            programs[("reference", tuple(program["at"]), program["gpu"])] = dict(program, who="reference")
+    return {gpu: sorted(programs.values(), key=lambda p: p["at"][0]) for gpu, programs in by_gpu.items()}
+
+
+def gpu_exclusivity(results: dict[str, dict]) -> dict:
+    """Per GPU: the programs that needed it alone (timing, serial tests), and every other program whose run
+    overlapped one of them in time (none, when the GPU lock held); wall-clock times, so lanes line up."""
+    report = {}
+    for gpu, programs in _programs_by_gpu(results).items():
+        alone = [p for p in programs if p["gpu"] == "alone"]
+        beside = [f"{a['who']} (alone, {a['at']}) and {p['who']} ({p['gpu']}, {p['at']})" for a in alone
+                  for p in programs if p is not a and p["at"][0] < a["at"][1] and a["at"][0] < p["at"][1]]
+        report[gpu] = {"programs": len(programs), "alone": len(alone), "overlapping_an_alone_one": beside}
+    return report
+
+
+def lanes(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> dict:
+    """Per lane (GPU): its students, its references at full marks, when its last program ended, and the
+    reference timing it scored its students against: one per lane, taken on that lane's GPU."""
+    report: dict[str, dict] = {}
+    starts = [p["at"][0] for programs in _programs_by_gpu(results).values() for p in programs]
+    for student, result in sorted(results.items()):
+        extra = result["extra_data"]
+        lane = extra.get("lane", {})
+        entry = report.setdefault(lane.get("gpu", "?"), {
+            "name": lane.get("name", ""), "cuda_visible_devices": lane.get("cuda_visible_devices", ""),
+            "students": 0, "references": 0, "references_full_marks": 0, "last_program_ended_s": 0.0,
+            "reference_timings": [], "reference_timed_at": []})
+        entry["students"] += 1
+        if kinds.get(student) == "reference":
+            entry["references"] += 1
+            entry["references_full_marks"] += result["score"] >= config.autograded_points
+        ends = [p["at"][1] for p in extra.get("programs", [])]
+        if ends and starts:
+            entry["last_program_ended_s"] = round(max(entry["last_program_ended_s"], max(ends) - min(starts)), 1)
+        shown = public_name(config)
+        medians = {shown.get(case, case): [t.get("median_s") for t in timings] for case, timings in
+                   extra.get("reference_timings", {}).items()}
+        if medians and medians not in entry["reference_timings"]:
+            entry["reference_timings"].append(medians)
+        timed_at = [p["at"] for p in extra.get("reference_programs", []) if p["gpu"] == "alone"]
+        if timed_at and timed_at not in entry["reference_timed_at"]:
+            entry["reference_timed_at"].append(timed_at)
+    every_timing = [json.dumps(t) for entry in report.values() for t in entry["reference_timed_at"]]
+    for entry in report.values():
+        # Its own: one reference timing for all its students, and no other lane's.
+        entry["timed_against_its_own_reference"] = (len(entry["reference_timings"]) <= 1
+                                                    and len(entry["reference_timed_at"]) <= 1
+                                                    and all(every_timing.count(json.dumps(t)) == 1
+                                                            for t in entry["reference_timed_at"]))
+    return report
+
+
 def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     results = summary.read_results(out, sorted(kinds))
     shown = public_name(config)
@@ -149,6 +213,8 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
         "references_full_marks": f"{sum(s >= config.autograded_points for s in references)}/{len(references)}",
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),
+        "lanes": lanes(config, kinds, results),
+        "gpu_exclusivity": gpu_exclusivity(results),
         "performance_scores": perf,
     }
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -146,6 +146,7 @@ class Evaluation:
     lock_wait_s: float = 0.0  # time spent waiting for the GPU lock
     seconds: float = 0.0  # the whole run's wall time, lock waits included
     test_s: float = 0.0  # of which the tests' own seconds, as the test programs measured them
+    programs: list[dict] = field(default_factory=list)  # each test program's run (ProgramRun.programs)
 
     def cost(self) -> str:
         """Where the run's time went, for a report: the programs' starts (sandbox, CUDA, inputs) are the rest."""
@@ -175,12 +176,16 @@ class ProgramRun:
     # program, an even share of it) and the test's own seconds.
     case_s: dict[str, dict[str, float]] = field(default_factory=dict)
     reruns: list[dict] = field(default_factory=list)  # each timing taken again near a threshold, and which counted
+    # Each test program run: its cases, how it held the GPU ("shared" or "alone") and when (wall clock, seconds since
+    # the epoch, so that the runs of several graders on one machine line up): the audit that no timing ran beside
+    # anything on its GPU reads these.
+    programs: list[dict] = field(default_factory=list)
 
     def list_cases(self, cases: list[str]) -> bool:
         """List the program's cases under the shared lock and note the GPU it sees (NoGpu when it sees none).
         False when the program could not even start: each of `cases` is then booked as crashed, saying why."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        with hold(self.lock, alone=False):
+        with hold(self.lock, alone=False), self._program([], "shared"):  # no cases: it lists them
             listing = judge.list_cases(self.binary, self.workdir, self.config.run_limits)
         if (listing.cases or not listing.problem) and not listing.info.gpu_available:
             raise NoGpu(listing.info.why_no_gpu or "no CUDA device found")
@@ -201,13 +206,13 @@ class ProgramRun:
             settled = self._shared(self._settle_together, together)
         for case in (c for c in cases if c not in settled):
             before_each()
-            self._shared(self._run_and_book, case)
+            self._shared(lambda c: self._run_and_book(c, "shared"), case)
 
     def run_alone(self, cases: list[str]) -> None:
         """Each of `cases` in a program of its own, while the caller holds the GPU lock exclusively
         (hold(lock, alone=True)), over this program's cases or over a batch of programs."""
         for case in cases:
-            self._run_and_book(case)
+            self._run_and_book(case, "alone")
 
     def time_again_near_thresholds(self, cases: list[str], reference: dict[str, CaseOutcome]) -> None:
         """Time again each timing case of `cases` that passed with a ratio to `reference` near full_at or zero_at
@@ -220,13 +225,22 @@ class ProgramRun:
             near = [(spec, r) for spec in self.config.perf if spec.case == case and spec.points > 0
                     and (r := ratio(first, reference, spec)) is not None and audit.near_threshold(r, spec)]
             if near:
-                self.outcomes[case] = self._better_of(first, self._run(case), near, reference)
+                self.outcomes[case] = self._better_of(first, self._run(case, "alone"), near, reference)
 
     def evaluation(self, cases: list[str] | None = None) -> Evaluation:
         """What the run came to: the outcomes of `cases`, in that order (default: all, as they came)."""
         outcomes = self.outcomes if cases is None else {name: self.outcomes[name] for name in cases}
         return Evaluation(info=self.info, outcomes=dict(outcomes), lock_wait_s=sum(self.lock_wait.values()),
-                          test_s=sum(o.seconds for o in outcomes.values()))
+                          test_s=sum(o.seconds for o in outcomes.values()), programs=list(self.programs))
+
+    @contextmanager
+    def _program(self, cases: list[str], gpu: str):
+        """Books one test program's run of `cases`, holding the GPU as `gpu` says, in `programs`."""
+        started = time.time()
+        try:
+            yield
+        finally:
+            self.programs.append({"cases": cases, "gpu": gpu, "at": [round(started, 3), round(time.time(), 3)]})
 
     def _shared(self, start: Callable[[_Argument], _Result], argument: _Argument) -> _Result:
         """`start(argument)` under the GPU lock held shared, booking the wait."""
@@ -235,16 +249,20 @@ class ProgramRun:
         self.lock_wait["shared_s"] += waited
         return result
 
-    def _run(self, case: str) -> CaseOutcome:
-        """One case in a program of its own, or not at all once the budget is spent."""
+    def _run(self, case: str, gpu: str) -> CaseOutcome:
+        """One case in a program of its own, holding the GPU as `gpu` says, or not at all once the budget is
+        spent."""
         wrapper = sanitizer_wrappers(self.config, [case]).get(case)
-        return self.budget.run(case, lambda: judge.run_case(self.binary, case, case_timeout(self.config, case),
-                                                            self.workdir, seed_for(self.config),
-                                                            self.config.run_limits, wrapper))
 
-    def _run_and_book(self, case: str) -> None:
+        def start() -> CaseOutcome:
+            with self._program([case], gpu):
+                return judge.run_case(self.binary, case, case_timeout(self.config, case), self.workdir,
+                                      seed_for(self.config), self.config.run_limits, wrapper)
+        return self.budget.run(case, start)
+
+    def _run_and_book(self, case: str, gpu: str) -> None:
         started = time.monotonic()
-        outcome = self._run(case)
+        outcome = self._run(case, gpu)
         self.case_s[case] = {"run": round(time.monotonic() - started, 3), "test": round(outcome.seconds, 3)}
         self.outcomes[case] = outcome
 
@@ -256,8 +274,9 @@ class ProgramRun:
         if self.budget.spent_by is not None:
             return {}
         started = time.monotonic()
-        settled = judge.run_group(self.binary, [(c, case_timeout(self.config, c)) for c in cases], self.workdir,
-                                  seed_for(self.config), self.config.run_limits)
+        with self._program(cases, "shared"):
+            settled = judge.run_group(self.binary, [(c, case_timeout(self.config, c)) for c in cases], self.workdir,
+                                      seed_for(self.config), self.config.run_limits)
         share = (time.monotonic() - started) / len(cases)
         for name, outcome in settled.items():
             self.outcomes[name] = outcome if outcome.passed else self.budget.run(name, lambda o=outcome: o)

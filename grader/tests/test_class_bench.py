@@ -61,3 +61,43 @@ def test_the_report_numbers_hidden_tests_instead_of_naming_them(lab01, tmp_path:
     report = class_bench.analyse(lab01, {"s0": "reference"}, tmp_path)
     assert hidden not in json.dumps(report)
     assert list(report["cases_s"]) == [f"hidden test 1 of {lab01.name} (named in solutions/)"]
+
+
+def _lane_result(gpu: str, score: float, programs: list, reference_at: list, reference_median: float) -> dict:
+    extra = {"lane": {"gpu": gpu, "name": "H100", "cuda_visible_devices": gpu}, "programs": programs,
+             "reference_programs": [{"cases": ["t"], "gpu": "alone", "at": reference_at}],
+             "reference_timings": {"t": [{"name": "k", "median_s": reference_median}]}}
+    return {"score": score, "tests": [], "extra_data": extra}
+
+
+def test_each_lane_is_reported_with_its_own_reference_and_overlaps_are_caught(lab01):
+    full = lab01.autograded_points
+    results = {
+        "s0": _lane_result("gpu-0", full, [{"cases": ["a"], "gpu": "shared", "at": [10.0, 12.0]},
+                                           {"cases": ["t"], "gpu": "alone", "at": [12.5, 13.5]}], [1.0, 2.0], 1e-3),
+        # on the other GPU at the same time: no overlap, since overlaps count on one GPU only
+        "s1": _lane_result("gpu-1", full, [{"cases": ["t"], "gpu": "alone", "at": [12.6, 13.4]}], [1.1, 2.1], 1.1e-3),
+        # a correctness run on gpu-0 that began while s0 was timed: the lock failed
+        "s2": _lane_result("gpu-0", full - 1, [{"cases": ["a"], "gpu": "shared", "at": [13.0, 14.0]}],
+                           [1.0, 2.0], 1e-3),
+    }
+    kinds = {"s0": "reference", "s1": "reference", "s2": "reference"}
+    lanes = class_bench.lanes(lab01, kinds, results)
+    assert lanes["gpu-0"]["students"] == 2 and lanes["gpu-0"]["references_full_marks"] == 1
+    assert lanes["gpu-1"]["reference_timings"] == [{"t": [1.1e-3]}]
+    assert all(lane["timed_against_its_own_reference"] for lane in lanes.values())
+    exclusivity = class_bench.gpu_exclusivity(results)
+    assert exclusivity["gpu-1"] == {"programs": 2, "alone": 2, "overlapping_an_alone_one": []}
+    [overlap] = exclusivity["gpu-0"]["overlapping_an_alone_one"]
+    assert overlap.startswith("s0 (alone") and "s2 (shared" in overlap
+
+
+def test_a_lane_scored_against_two_reference_timings_or_another_lanes_is_flagged(lab01):
+    one = _lane_result("gpu-0", 0.0, [], [1.0, 2.0], 1e-3)
+    other = _lane_result("gpu-0", 0.0, [], [3.0, 4.0], 2e-3)
+    borrowed = _lane_result("gpu-1", 0.0, [], [1.0, 2.0], 1e-3)  # gpu-0's reference timing
+    lanes = class_bench.lanes(lab01, {}, {"a": one, "b": other})
+    assert not lanes["gpu-0"]["timed_against_its_own_reference"]
+    lanes = class_bench.lanes(lab01, {}, {"a": one, "c": borrowed})
+    assert not lanes["gpu-0"]["timed_against_its_own_reference"]
+    assert not lanes["gpu-1"]["timed_against_its_own_reference"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader import classroom, grade
+from grader.bench import class_bench
 from grader.config import load_lab
 from grader.errors import NoGpu
 from grader.gpulock import Gpu, GpuLock
@@ -141,6 +142,26 @@ def test_timing_runs_alone_and_only_where_it_can_earn_points(lab, tmp_path: Path
     timed = sorted(r["who"] for r in runs if r["case"] == "toy timing: fast")
     assert timed == ["alice", "gina", "gina", "reference"]  # gina's second run is the re-timing near full_at
     assert not [r for r in runs if r["case"] == "toy timing: with copies"]  # worth 0 points: never timed
+
+
+def test_each_program_is_booked_with_how_it_held_the_gpu_and_no_timing_ran_beside_another(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    out = tmp_path / "out"
+    grade_it(config, tmp_path / "in", out, tmp_path)
+    gina = results(out, "gina")["extra_data"]
+    alone = [p for p in gina["programs"] if p["gpu"] == "alone"]
+    # the serial test, the timing and its second timing near full_at, each a program of its own
+    assert [p["cases"] for p in alone] == [["toy: holds little device memory"], ["toy timing: fast"],
+                                           ["toy timing: fast"]]
+    assert all(p["at"][0] <= p["at"][1] for p in gina["programs"])
+    # the reference's listing (no cases), then its timing
+    assert [(p["cases"], p["gpu"]) for p in gina["reference_programs"]] == [([], "shared"),
+                                                                            (["toy timing: fast"], "alone")]
+    students = {s: results(out, s) for s in ("alice", "bob", "carol", "dave", "erin", "gina")}
+    [gpu] = class_bench.gpu_exclusivity(students).values()
+    # alice 2, carol 1 (her serial test), gina 3, the reference 1; erin spent her budget before hers
+    assert gpu["alone"] == 7 and gpu["overlapping_an_alone_one"] == []
 
 
 def test_audit_trail_in_results(lab, tmp_path: Path):
