@@ -9,8 +9,11 @@ slow one (every kernel launch done twice), the untouched skeleton, and broken
 ones: a compile error, a kernel that never ends, a kernel that faults, and a
 forbidden identifier (refused at intake). It prints, and writes to
 OUT/bench.json, the total time, where the students' time went (build,
-correctness, serial tests and timing, lock waits), the outcome per kind, and
-whether every copy of the reference scored full marks.
+correctness, serial tests and timing, lock waits), the outcome per kind,
+whether every copy of the reference scored full marks, each GPU lane's share
+and reference timing, any program that ran beside a timing on its GPU, and how
+busy the cores and GPUs were (to tell which one limits). Stopped by SIGTERM or
+Ctrl-C, it lets the running programs finish and reports what was graded.
 
 --repeat K grades the same class K times (everything regraded) and reports
 how far each student's performance score moved between runs; --rival runs a
@@ -23,8 +26,11 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -219,6 +225,84 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     }
 
 
+def cpu_times() -> list[int] | None:
+    """The machine's CPU time counters (/proc/stat's "cpu" line, in ticks), or None where there is none."""
+    try:
+        first = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    return [int(field) for field in first[1:9]] if first and first[0] == "cpu" else None
+
+
+def cpu_busy_share(before: list[int] | None, after: list[int] | None) -> float | None:
+    """The share of all cores' time spent busy between two cpu_times() (idle and waiting on I/O are not)."""
+    if before is None or after is None:
+        return None
+    spent = [b - a for a, b in zip(before, after)]
+    total = sum(spent)
+    return round(1 - (spent[3] + spent[4]) / total, 3) if total > 0 else None
+
+
+def children_cpu_s() -> float:
+    """CPU seconds (user and system) of this process's children that have ended: every grader lane, build and
+    test program of the run, once reaped."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def gpu_utilization(samples: str) -> dict[str, dict]:
+    """Per GPU index, from nvidia-smi's "index, utilization.gpu" lines (one a second): the mean share of time a
+    kernel was running, and how many samples it rests on."""
+    by_gpu: dict[str, list[float]] = {}
+    for line in samples.splitlines():
+        parts = [part.strip() for part in line.split(",")]
+        if len(parts) == 2 and parts[1].replace(".", "", 1).isdigit():
+            by_gpu.setdefault(parts[0], []).append(float(parts[1]))
+    return {gpu: {"mean_percent": round(statistics.mean(values), 1), "samples": len(values)}
+            for gpu, values in sorted(by_gpu.items())}
+
+
+class MachineUse:
+    """How busy the machine was while a class was graded, to tell where the bottleneck lies: the cores (all of
+    them, from /proc/stat, and the CPU seconds of the run's own processes) and each GPU (nvidia-smi, once a
+    second)."""
+
+    def __enter__(self) -> "MachineUse":
+        self.cpu = cpu_times()
+        self.children = children_cpu_s()
+        self.samples = tempfile.TemporaryFile(mode="w+")
+        smi = shutil.which("nvidia-smi")
+        self.sampler = None if smi is None else subprocess.Popen(
+            [smi, "--query-gpu=index,utilization.gpu", "--format=csv,noheader,nounits", "-l", "1"],
+            stdout=self.samples, stderr=subprocess.DEVNULL)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.sampler is not None:
+            self.sampler.terminate()
+            self.sampler.wait()
+        self.report = {
+            "cores": classroom.cores(),
+            "cpu_busy_share": cpu_busy_share(self.cpu, cpu_times()),
+            "grading_cpu_s": round(children_cpu_s() - self.children, 1),
+            "gpu_utilization": gpu_utilization(self._samples()),
+        }
+
+    def _samples(self) -> str:
+        self.samples.seek(0)
+        text = self.samples.read()
+        self.samples.close()
+        return text
+
+
+def _stop_on_sigterm() -> None:
+    """A bench that `timeout` or Slurm ends stops as after Ctrl-C: the programs running finish, and what was
+    graded is reported."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def _rival(config: LabConfig, submissions: Path, out: Path, stop: threading.Event, report: dict) -> None:
     """Another TA's grader on the same GPU: grade-class, over and over, until told to stop."""
     rounds = 0
@@ -244,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="grade the class this many times (all regraded)")
     parser.add_argument("--rival", action="store_true", help="a second grader grades a copy of the class meanwhile")
     args = parser.parse_args(argv)
+    _stop_on_sigterm()
 
     config = load_lab(args.lab)
     out = Path(args.out or tempfile.mkdtemp(prefix="kit-bench-")).resolve()
@@ -269,18 +354,22 @@ def main(argv: list[str] | None = None) -> int:
             options = classroom.ClassOptions(jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=True)
             started = time.monotonic()
             entry: dict = {}
-            with tempfile.TemporaryDirectory(prefix="kit-bench-work-") as work:
+            with tempfile.TemporaryDirectory(prefix="kit-bench-work-") as work, MachineUse() as use:
                 try:
                     result = classroom.grade_class(config, submissions, graded, Path(work), options)
                     entry["reference_s"] = {k: round(v, 1) for k, v in result.phases_s.items()}
+                    entry["stopped"] = result.stopped
                 except NoGpu as error:
                     entry["stopped_for_want_of_a_gpu"] = str(error)
+                except KeyboardInterrupt:  # before the grading could stop in order (its reference build, say)
+                    entry["stopped"] = True
             entry["total_s"] = round(time.monotonic() - started, 1)
+            entry["machine"] = use.report
             entry.update(analyse(config, kinds, graded))
             entry["per_student_s"] = round(entry["total_s"] / max(1, len(kinds)), 2)
             report["runs"].append(entry)
             print(json.dumps({k: v for k, v in entry.items() if k != "performance_scores"}, indent=2))
-            if "stopped_for_want_of_a_gpu" in entry:
+            if "stopped_for_want_of_a_gpu" in entry or entry.get("stopped"):
                 break
     finally:
         stop.set()

@@ -1,5 +1,10 @@
 """The class benchmark's parts that need no GPU: the generated class, the broken submissions, the analysis."""
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -101,3 +106,37 @@ def test_a_lane_scored_against_two_reference_timings_or_another_lanes_is_flagged
     lanes = class_bench.lanes(lab01, {}, {"a": one, "c": borrowed})
     assert not lanes["gpu-0"]["timed_against_its_own_reference"]
     assert not lanes["gpu-1"]["timed_against_its_own_reference"]
+
+
+def test_the_cores_busy_share_counts_idle_and_io_wait_as_not_busy():
+    #         user nice system idle iowait irq softirq steal
+    before = [100, 0, 50, 800, 50, 0, 0, 0]
+    after = [400, 0, 150, 1300, 150, 0, 0, 0]  # 400 busy, 600 idle or waiting
+    assert class_bench.cpu_busy_share(before, after) == 0.4
+    assert class_bench.cpu_busy_share(None, after) is None
+    assert class_bench.cpu_busy_share(before, before) is None
+
+
+def test_gpu_utilization_is_averaged_per_gpu_and_skips_what_is_not_a_sample():
+    samples = "0, 100\n1, 20\n0, 50\n1, 40\n0, [N/A]\ngarbage\n"
+    assert class_bench.gpu_utilization(samples) == {"0": {"mean_percent": 75.0, "samples": 2},
+                                                    "1": {"mean_percent": 30.0, "samples": 2}}
+
+
+def test_machine_use_reports_the_cores_and_the_cpu_seconds_of_what_it_ran():
+    with class_bench.MachineUse() as use:
+        subprocess.run([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"], check=True)
+    assert use.report["cores"] >= 1 and use.report["grading_cpu_s"] > 0.05
+    busy = use.report["cpu_busy_share"]
+    assert busy is None or 0 < busy <= 1
+
+
+def test_sigterm_stops_the_bench_as_ctrl_c_does(monkeypatch):
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        class_bench._stop_on_sigterm()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
