@@ -16,6 +16,9 @@
   again alone; a case that runs out of time or memory spends the student's budget.
   This module decides only when: correctness a few students at once, then the
   serial tests and timing of a batch of students in one exclusive hold.
+- A split lab's judge holds no student code, so its listing of the cases (and
+  of the GPU it sees) is taken once per lane and stands for every student's:
+  one program start, one CUDA context fewer a student.
 - The reference is timed once per GPU lane, under the exclusive lock, and each
   student is scored against the reference of the lane that timed them.
 - A student is timed only where performance points are possible: the timing
@@ -54,7 +57,7 @@ from grader.errors import GraderError, NoGpu
 from grader.gpulock import Gpu, GpuLock, list_gpus
 from grader.progress import Counts, Progress, read_counts
 from grader.proc import run_process
-from grader.run.outcomes import CaseOutcome
+from grader.run.outcomes import CaseOutcome, RunInfo
 from grader.run.schedule import Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, time_reference
 from grader.score import NOT_TIMED, Scored, score_lab, unmet_requirements
 
@@ -293,6 +296,7 @@ class ClassGrading:
         self.reference_built = threading.Event()
         self.reference_wanted = False  # once a student passes intake: a class that intake refuses whole needs none
         self.reference: Evaluation | None = None
+        self.judge_listed: RunInfo | None = None  # what the first listing found: a split lab's judge lists alike
         self.stopping = threading.Event()
         self.no_gpu = ""
         self.fatal: GraderError | None = None
@@ -462,9 +466,10 @@ class ClassGrading:
         serial tests and timing are queued for the thread that runs them alone."""
         self._check_stop()
         started = time.monotonic()
-        if not state.run.list_cases([t.name for t in self.config.tests]):
+        if not state.run.list_cases([t.name for t in self.config.tests], known=self.judge_listed):
             self._score(state)
             return
+        self.judge_listed = self.judge_listed or state.run.info
         state.run.run_beside(self.tests.beside, before_each=self._check_stop)
         state.phases_s["correctness_s"] = time.monotonic() - started
         if self.tests.alone or self._timing_possible(state, assume_serial_pass=True):

@@ -32,6 +32,7 @@ from grader.errors import GraderError, NoGpu
 from grader.gpulock import GpuLock
 from grader.run import judge
 from grader.run.outcomes import CaseOutcome, Listing, RunInfo
+from grader.run.runner import runner_of
 from grader.score import perf_ratio
 
 # What a test program's exit or output says when it ran out of host memory under the sandbox's limit.
@@ -181,10 +182,17 @@ class ProgramRun:
     # anything on its GPU reads these.
     programs: list[dict] = field(default_factory=list)
 
-    def list_cases(self, cases: list[str]) -> bool:
+    def list_cases(self, cases: list[str], known: RunInfo | None = None) -> bool:
         """List the program's cases under the shared lock and note the GPU it sees (NoGpu when it sees none).
-        False when the program could not even start: each of `cases` is then booked as crashed, saying why."""
+        False when the program could not even start: each of `cases` is then booked as crashed, saying why.
+
+        `known` is what an earlier listing of the same lab's judge found. A split lab's judge holds no student
+        code, so every student's lists alike: it is then taken as this one's, and no program is started (a
+        class saves a CUDA start a student)."""
         self.workdir.mkdir(parents=True, exist_ok=True)
+        if known is not None and runner_of(self.binary) is not None:
+            self.info = known
+            return True
         with hold(self.lock, alone=False), self._program([], "shared"):  # no cases: it lists them
             listing = judge.list_cases(self.binary, self.workdir, self.config.run_limits)
         if (listing.cases or not listing.problem) and not listing.info.gpu_available:

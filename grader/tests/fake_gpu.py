@@ -4,7 +4,8 @@
 toy.cu it writes this program, told how to behave by the comment line
 `// fake: {...}` in toy.cu (or `// fake: compile error`): which cases fail, hang or crash, the medians its timing
 reports (a megabyte's work, so 1 ms is 1 GB/s) and those of measurements it reports before it (`stages`), a
-timing that is implausible, the GPU's name. The program lists
+timing that is implausible, the GPU's name, whether it is a split lab's judge (a runner file
+beside it). The program lists
 its cases and runs one per call as a harness-built program does (the JSON
 records in $KIT_RESULTS), and logs when each run started and ended, so that
 tests can check what ran beside what.
@@ -27,6 +28,8 @@ record(kind="run", gpu_available=behaviour.get("gpu", True), gpu=behaviour.get("
        driver="1.0", why_no_gpu="no driver in this test", seed=int(os.environ.get("KIT_SEED", 0)))
 cases = behaviour["cases"]
 if "--list-test-cases" in sys.argv:
+    with open(behaviour["log"] + ".listings", "a") as log:
+        log.write(behaviour["who"] + "\n")
     for name in cases:
         record(kind="listed", case=name, suite=behaviour.get("suites", {}).get(name, ""))
     sys.exit(0)
@@ -75,6 +78,8 @@ def write_program(folder: Path, name: str, behaviour: dict) -> Path:
     program.write_text(PROGRAM.replace("PYTHON", sys.executable).replace("BEHAVIOUR",
                                                                           repr(str(folder / "behaviour.json"))))
     program.chmod(0o755)
+    if behaviour.get("split"):  # a judge beside its runner, which this stand-in judge never starts
+        (folder / (name + "-runner")).write_text("#!/bin/sh\nexit 0\n")
     return program
 
 

@@ -347,6 +347,27 @@ def test_correctness_cases_share_one_program_and_failures_run_again_alone(lab, t
     assert by_name(results(tmp_path / "out", "carol"))["toy: adds"]["score"] == 0  # its own run's failure
 
 
+def test_a_split_labs_judge_is_listed_once_not_for_every_student(lab, tmp_path: Path):
+    config, fakes, log = lab
+    for k in range(8):
+        submit(tmp_path / "in", f"s{k}", toy('{"split": true}'))
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, gpu_jobs=1)
+    listed = Path(str(log) + ".listings").read_text().split()
+    # The judge holds no student code: the first student's listing (and the reference's own run) stand for all.
+    assert listed.count("reference") == 1 and len(listed) == 2
+    for k in range(8):
+        assert results(tmp_path / "out", f"s{k}")["score"] == MAX
+        assert "Graded on Fake GPU" in results(tmp_path / "out", f"s{k}")["output"]
+
+
+def test_a_program_that_holds_student_code_is_listed_for_each_student(lab, tmp_path: Path):
+    config, fakes, log = lab
+    for k in range(3):
+        submit(tmp_path / "in", f"s{k}", toy("{}"))  # no runner: the whole program is the student's build
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, gpu_jobs=1)
+    assert sorted(Path(str(log) + ".listings").read_text().split()) == ["reference", "s0", "s1", "s2"]
+
+
 def test_stray_files_in_the_class_folder_are_skipped_not_graded(lab, tmp_path: Path):
     config, fakes, log = lab
     a_class(tmp_path / "in")
