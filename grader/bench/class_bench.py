@@ -191,6 +191,39 @@ def lanes(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) ->
     return report
 
 
+def _thirds(values: list[float]) -> list[float]:
+    """The medians of the first, middle and last third of `values` (in the order given)."""
+    cut = [values[len(values) * k // 3:len(values) * (k + 1) // 3] for k in range(3)]
+    return [round(statistics.median(part), 3) for part in cut if part]
+
+
+def reference_copies_timed(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> dict:
+    """How the copies of the reference timed against the reference timing they were scored on, per measurement
+    that earns points: their ratios (1 is the reference's own time), how many were past full_at, and the median
+    ratio of the first, middle and last third of them in the order they were timed. A drift between the thirds
+    says the machine changed over the run; a spread without one, that single timings are noisy."""
+    report = {}
+    for spec in (p for p in config.perf if p.points > 0):
+        timed = []
+        for student, result in results.items():
+            extra = result["extra_data"]
+            mine = next((t for t in extra.get("timings", {}).get(spec.case, []) if t.get("name") == spec.measurement),
+                        None)
+            theirs = next((t for t in extra.get("reference_timings", {}).get(spec.case, [])
+                           if t.get("name") == spec.measurement), None)
+            when = [p["at"][0] for p in extra.get("programs", []) if spec.case in p["cases"]]
+            if kinds.get(student) == "reference" and mine and theirs and theirs.get("median_s") and when:
+                timed.append((when[-1], mine["median_s"] / theirs["median_s"]))
+        ratios = [r for _, r in sorted(timed)]
+        if ratios:
+            report[spec.measurement] = {
+                "copies": len(ratios), "ratio_min": round(min(ratios), 3),
+                "ratio_median": round(statistics.median(ratios), 3), "ratio_max": round(max(ratios), 3),
+                "past_full_at": sum(r > spec.full_at for r in ratios), "full_at": spec.full_at,
+                "ratio_median_by_third": _thirds(ratios)}
+    return report
+
+
 def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     results = summary.read_results(out, sorted(kinds))
     shown = public_name(config)
@@ -219,6 +252,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
         "references_full_marks": f"{sum(s >= config.autograded_points for s in references)}/{len(references)}",
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),
+        "reference_copies_timed": reference_copies_timed(config, kinds, results),
         "lanes": lanes(config, kinds, results),
         "gpu_exclusivity": gpu_exclusivity(results),
         "performance_scores": perf,

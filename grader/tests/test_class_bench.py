@@ -140,3 +140,19 @@ def test_sigterm_stops_the_bench_as_ctrl_c_does(monkeypatch):
             time.sleep(1)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_the_reference_copies_ratios_show_their_spread_and_any_drift_over_the_run(lab01):
+    spec = next(p for p in lab01.perf if p.points > 0)
+    results = {}
+    for k, ratio in enumerate([1.0, 1.1, 1.0, 1.3, 1.5, 1.6]):  # timed in this order: slower as the run went on
+        extra = {"timings": {spec.case: [{"name": spec.measurement, "median_s": ratio * 1e-3}]},
+                 "reference_timings": {spec.case: [{"name": spec.measurement, "median_s": 1e-3}]},
+                 "programs": [{"cases": [spec.case], "gpu": "alone", "at": [100.0 + k, 100.5 + k]}]}
+        results[f"s{k}"] = {"score": 0.0, "tests": [], "extra_data": extra}
+    kinds = {f"s{k}": "reference" for k in range(6)}
+    kinds["s5"] = "slow"  # not a copy of the reference: left out
+    report = class_bench.reference_copies_timed(lab01, kinds, results)[spec.measurement]
+    assert report["copies"] == 5 and report["ratio_max"] == 1.5 and report["ratio_median"] == 1.1
+    assert report["past_full_at"] == 2  # 1.3 and 1.5, past lab 01's 1.2
+    assert report["ratio_median_by_third"] == [1.0, 1.05, 1.4]
