@@ -88,6 +88,7 @@ def summary_text(lab: str, maximum: float, table: list[Row], missing: list[str] 
     if by_hand:
         lines.append(f"These are the autograder's scores. The written analysis (QUESTIONS.md, {by_hand:g} more "
                      f"points) is graded by hand: the gradebook's 'graded by hand' column is left for the TA.")
+    if scores:
         lines += ["", f"Score distribution (out of {maximum:g}):", histogram_text(scores, maximum)]
         if picture:
             lines.append(picture)

@@ -64,6 +64,7 @@ def test_summary_gradebook_and_picture_from_the_results(tmp_path: Path):
     assert "Needs a TA's look: 2" in text
     assert "  bob " in text and "build error" in text and "refused at intake: uses 'system'" in text
     assert "Not graded yet (1; run grade-class again to finish): erin" in text
+    assert "Score distribution (out of 100):" in text  # also for a lab with no questions graded by hand
     assert (tmp_path / "summary.txt").read_text() == text
     assert (tmp_path / "gradebook.csv").read_text().splitlines() == [
         "student,01-vector-add,max", "alice,100.0,100.0", "bob,0.0,100.0", "carol,72.5,100.0", "dave,0.0,100.0"]
