@@ -253,6 +253,9 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         "references_full_marks": f"{sum(s >= config.autograded_points for s in references)}/{len(references)}",
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),
         "reference_copies_timed": reference_copies_timed(config, kinds, results),
+        # each lane's reference, timed at the start and again at the end (summary.reference_timings_text)
+        "reference_timed_again": [json.loads(p.read_text()) for p in
+                                  sorted(out.glob(summary.REFERENCE_TIMINGS.format(gpu="*")))],
         "lanes": lanes(config, kinds, results),
         "gpu_exclusivity": gpu_exclusivity(results),
         "performance_scores": perf,

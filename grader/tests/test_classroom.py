@@ -140,7 +140,10 @@ def test_timing_runs_alone_and_only_where_it_can_earn_points(lab, tmp_path: Path
         beside = [r for r in runs if r is not run and r["start"] < run["end"] and run["start"] < r["end"]]
         assert not beside, f"{run['who']}: '{run['case']}' ran beside {beside}"
     timed = sorted(r["who"] for r in runs if r["case"] == "toy timing: fast")
-    assert timed == ["alice", "gina", "gina", "reference"]  # gina's second run is the re-timing near full_at
+    # gina's second run is the re-timing near full_at; the reference's, its timing again once the class is timed
+    assert timed == ["alice", "gina", "gina", "reference", "reference"]
+    assert max(r["start"] for r in runs if r["case"] == "toy timing: fast") == max(
+        r["start"] for r in runs if r["who"] == "reference")  # the reference's second timing came last
     assert not [r for r in runs if r["case"] == "toy timing: with copies"]  # worth 0 points: never timed
 
 
@@ -162,6 +165,21 @@ def test_each_program_is_booked_with_how_it_held_the_gpu_and_no_timing_ran_besid
     [gpu] = class_bench.gpu_exclusivity(students).values()
     # alice 2, carol 1 (her serial test), gina 3, the reference 1; erin spent her budget before hers
     assert gpu["alone"] == 7 and gpu["overlapping_an_alone_one"] == []
+
+
+def test_the_summary_says_whether_the_reference_held_still_over_the_run(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    grade_it(config, tmp_path / "in", tmp_path / "steady", tmp_path)
+    text = (tmp_path / "steady" / "summary.txt").read_text()
+    assert "Fake GPU: at the start and at the end: toy_kernel 1.000 -> 1.000 ms (+0.0%)" in text
+    assert "WARNING" not in text
+
+    fakes.reference = {"medians": [0.001, 0.0013]}  # 30 % slower by the end of the next run
+    grade_it(config, tmp_path / "in", tmp_path / "drifting", tmp_path / "again")
+    text = (tmp_path / "drifting" / "summary.txt").read_text()
+    assert "toy_kernel 1.000 -> 1.300 ms (+30.0%)" in text
+    assert "WARNING: on Fake GPU the reference's own time moved by +30% during the run" in text
 
 
 def test_audit_trail_in_results(lab, tmp_path: Path):
