@@ -1,4 +1,4 @@
-// The harness's own GPU tests: the random fills match the CPU's numbers, the
+// The harness's own GPU tests: the random fills (and bin counts) match the CPU's numbers, the
 // timing guards catch the ways a submission can game the timing while honest
 // work passes, and the check of a timed matrix product finds a wrong element.
 // Without a GPU they are skipped, like every GPU test.
@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "kit/device_count.cuh"
 #include "kit/kit.cuh"
 #include "kit/matmul_reference.hpp"
 
@@ -81,6 +82,37 @@ TEST_CASE("harness: the GPU's random fills equal the CPU's numbers") {
     CHECK(ints.download() == rng.uniform_ints(n, -100, 100));
     CHECK(bytes.download() == rng.uniform_bytes(n, 2, 253));
   }
+}
+
+// Element i of rng.uniform_ints(count, low, high) as its own bin, made on the GPU as the CPU makes it.
+struct IntBin {
+  std::uint64_t seed;
+  int low;
+  std::uint64_t span;
+  __device__ int operator()(std::size_t i) const {
+    return kit::detail::uniform_int(kit::detail::random_bits(seed, i), low, span);
+  }
+};
+
+std::vector<unsigned> counts_on_host(const std::vector<int>& values, int bins) {
+  std::vector<unsigned> counts(static_cast<std::size_t>(bins), 0u);
+  for (const int v : values)
+    if (v >= 0 && v < bins) ++counts[static_cast<std::size_t>(v)];
+  return counts;
+}
+
+TEST_CASE("harness: bins counted on the GPU match the CPU's counts of the same numbers") {
+  const kit::Rng rng(12);
+  // 256 bins count in shared memory; 20000 do not fit there and count in global memory. Values of -1
+  // and of the bin count itself belong to no bin.
+  for (const int bins : {256, 20000}) {
+    for (const std::size_t n : {std::size_t{1}, kCount}) {
+      INFO("n = " << n << ", bins = " << bins);
+      const IntBin bin_at{rng.seed(), -1, kit::detail::int_span(-1, bins)};
+      CHECK(kit::count_bins_on_device(n, bins, bin_at) == counts_on_host(rng.uniform_ints(n, -1, bins), bins));
+    }
+  }
+  CHECK(kit::count_bins_on_device(0, 4, IntBin{1, 0, 4}) == std::vector<unsigned>(4, 0u));
 }
 
 TEST_CASE("harness: gather reads device memory at the given positions, for every element size") {

@@ -1,11 +1,11 @@
-// Lab 11 CPU reference, used by the tests. Plain C++: no GPU, no test framework.
+// Lab 11 CPU reference, used by the tests. Plain C++: no GPU, no test framework. Its per-element
+// rules are also compiled for the GPU (KIT_HOST_DEVICE), where the timing checks count their
+// generated inputs by the same rules.
 //
 // A histogram is one rule per element (its bin, or none) and one loop that adds the elements of
-// an index range to counters. Every count below is that loop over ranges of one of two kinds of
-// element: an input in memory (a vector), or an input made element by element from the tests'
-// counter-based generator, where element i depends on i alone. The latter never exists in
-// memory: the timing cases count 2^28 inputs again for every call they verify, while the
-// grader holds the GPU, so each core counts one range of indices with counters of its own.
+// an index range to counters. Every count below is that loop over an input in memory, a range of
+// indices per core, each with counters of its own. The timing cases count their generated inputs
+// on the GPU instead (kit::count_bins_on_device), by the same per-element rules.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kit/parallel.hpp"
+#include "kit/random.hpp"
 
 namespace histogram_reference {
 
@@ -23,7 +24,7 @@ constexpr int kByteValues = 256;
 // ---- The per-element rules -------------------------------------------------------------------
 
 // The bin of a byte: its value.
-inline int byte_bin(std::uint8_t byte) { return byte; }
+KIT_HOST_DEVICE inline int byte_bin(std::uint8_t byte) { return byte; }
 
 // The bin of v, as histogram.cuh defines it, or -1 when v is not counted: floor((v - lo) / (hi
 // - lo) * bins) for lo <= v < hi, no more than bins - 1. Computed in double as (v - lo) * bins
@@ -31,7 +32,7 @@ inline int byte_bin(std::uint8_t byte) { return byte; }
 // are exact, so only the division rounds. It moves a value by about 1e-16 of a bin's width, far
 // less than the tests keep their values from the edges between bins, and a value exactly on an
 // edge k stays on it (the exact quotient k is a double, so the division returns it).
-inline int bin_of(float v, float lo, float hi, int bins) {
+KIT_HOST_DEVICE inline int bin_of(float v, float lo, float hi, int bins) {
   if (!(v >= lo && v < hi)) return -1;  // below, at or above hi, infinite or NaN
   const double position = (static_cast<double>(v) - lo) * bins / (static_cast<double>(hi) - lo);
   const int bin = static_cast<int>(std::floor(position));
@@ -83,15 +84,6 @@ inline std::vector<unsigned> byte_counts(const std::vector<std::uint8_t>& data, 
   return byte_counts(data.data(), data.size(), threads);
 }
 
-// Counts of the 256 byte values of byte_at(0), ..., byte_at(n - 1), an input that need not
-// exist: byte_at(i) makes element i (e.g. rng.uniform_byte_at(i, 0, 255)), on every thread at
-// once.
-template <class ByteAt>
-std::vector<unsigned> byte_counts_at(std::size_t n, const ByteAt& byte_at, unsigned threads) {
-  return count_bins(
-      n, kByteValues, [&byte_at](std::size_t i) { return byte_bin(byte_at(i)); }, threads);
-}
-
 // ---- Floats ----------------------------------------------------------------------------------
 
 // Counts of `values` in `bins` bins over [lo, hi).
@@ -99,14 +91,6 @@ inline std::vector<unsigned> float_counts(const std::vector<float>& values, floa
                                           unsigned threads = 1) {
   return count_bins(
       values.size(), bins, [&](std::size_t i) { return bin_of(values[i], lo, hi, bins); }, threads);
-}
-
-// The same for value_at(0), ..., value_at(n - 1), made element by element (see byte_counts_at).
-template <class ValueAt>
-std::vector<unsigned> float_counts_at(std::size_t n, const ValueAt& value_at, float lo, float hi, int bins,
-                                      unsigned threads) {
-  return count_bins(
-      n, bins, [&](std::size_t i) { return bin_of(value_at(i), lo, hi, bins); }, threads);
 }
 
 }  // namespace histogram_reference

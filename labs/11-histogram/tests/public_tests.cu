@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cub_peer.cuh"
+#include "kit/device_count.cuh"
 #include "histogram_checks.cuh"
 
 using namespace histogram_checks;
@@ -108,13 +109,37 @@ __host__ __device__ inline float timing_value(int bin, float within, float lo, d
   return static_cast<float>(lo + (bin + static_cast<double>(within)) * width);
 }
 
-// The counts of rng.uniform_bytes(count, 0, 255), the bytes fill_uniform_bytes wrote on the GPU,
-// made again element by element on every core: a histogram depends on every byte, and making
-// them one by one spares a quarter of a gigabyte in memory for each verified call.
+// Byte i of rng.uniform_bytes(count, 0, 255), as fill_uniform_bytes wrote it, and its bin, made on
+// the GPU by the generator and the rule the CPU uses (Rng::uniform_byte_at, byte_bin).
+struct UniformByteBin {
+  std::uint64_t seed;
+  __device__ int operator()(std::size_t i) const {
+    return histogram_reference::byte_bin(static_cast<std::uint8_t>(
+        kit::detail::uniform_int(kit::detail::random_bits(seed, i), 0, kit::detail::int_span(0, 255))));
+  }
+};
+
+// The counts of rng.uniform_bytes(count, 0, 255), made again and counted on the GPU: a histogram
+// depends on every byte, and counting a quarter of a gigabyte on the CPU for every verified call
+// took a tenth of a second of every core while the class waited for the GPU.
 std::vector<unsigned> uniform_byte_counts(const kit::Rng& rng, std::size_t count) {
-  return histogram_reference::byte_counts_at(
-      count, [&rng](std::size_t i) { return rng.uniform_byte_at(i, 0, 255); }, histogram_reference::threads_for(count));
+  return kit::count_bins_on_device(count, kByteBins, UniformByteBin{rng.seed()});
 }
+
+// Timed value i's bin: its bin and its place within it drawn as fill_uniform_ints and
+// fill_uniform_floats draw them, combined by timing_value and binned by bin_of, on the GPU.
+struct TimingValueBin {
+  std::uint64_t bin_seed, within_seed;
+  int bins;
+  float lo, hi, margin;
+  double width;
+  __device__ int operator()(std::size_t i) const {
+    const int bin = kit::detail::uniform_int(kit::detail::random_bits(bin_seed, i), 0, kit::detail::int_span(0, bins - 1));
+    const float within = kit::detail::uniform_float(kit::detail::random_bits(within_seed, i), margin,
+                                                    static_cast<double>(1.0f - margin) - margin);
+    return histogram_reference::bin_of(timing_value(bin, within, lo, width), lo, hi, bins);
+  }
+};
 
 __global__ void combine_values_kernel(const int* bin, const float* within, std::size_t count, float lo, double width,
                                       float* values) {
@@ -127,8 +152,8 @@ __global__ void combine_values_kernel(const int* bin, const float* within, std::
 // cub::DeviceHistogram (a peer: on bytes of one value a good kernel beats it) and a
 // device-to-device copy of as many bytes (a bound: the work reads every byte). Every call gets
 // new bytes, written on the GPU; the harness checks that all 256 counters are written each time
-// and compares them with the CPU counts after calls chosen at random: for uniform bytes counted
-// from the generator on every core, for bytes of one value known without counting. A fast kernel
+// and compares them with the expected counts after calls chosen at random: for uniform bytes made
+// again from the generator and counted on the GPU, for bytes of one value known without counting. A fast kernel
 // takes a fraction of a millisecond, so the harness may make several sets of the bytes and
 // counters and time several calls in a row, each on its own set.
 void time_bytes(const ByteKernel& kernel, const std::string& uniform_measurement,
@@ -217,11 +242,11 @@ TEST_CASE("histogram timing: warp-aggregated counters on 2^28 bytes uniform and 
 
 // Every timed call gets new floats, made on the GPU: a bin and a place within it (at least
 // float_edge_margin of the bin's width from its edges), each from the call's own random stream,
-// combined by timing_value on the GPU and again on the CPU for the reference, element by element
-// from the generator on every core (histogram_reference::float_counts_at). The two may round
-// the value differently in its last bit (the compilers may fuse the multiply and the add), but
-// a last bit, below 3e-7 for |v| <= 2.5, moves no value across the margin (0.01 of a bin 4e-3
-// wide), so both put every value in the same bin.
+// combined by timing_value on the GPU, and made and counted again on the GPU for the reference
+// (TimingValueBin, by the CPU reference's bin_of). The two may round the value differently in its
+// last bit (the compiler may fuse the multiply and the add in one and not the other), but a last
+// bit, below 3e-7 for |v| <= 2.5, moves no value across the margin (0.01 of a bin 4e-3 wide), so
+// both put every value in the same bin.
 TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_float_n"));
   const auto count = static_cast<std::size_t>(n);
@@ -248,15 +273,10 @@ TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
     CUDA_CHECK_LAUNCH();
   };
   // Value i is made from element i of bin.uniform_ints(count, 0, bins - 1) and of
-  // within.uniform_floats(count, margin, 1 - margin), as fill_uniform_ints and _floats wrote them.
-  const auto counts_on_host = [&](const kit::Rng& bin, const kit::Rng& within) {
-    return histogram_reference::float_counts_at(
-        count,
-        [&](std::size_t i) {
-          return timing_value(bin.uniform_int_at(i, 0, bins - 1), within.uniform_float_at(i, margin, 1.0f - margin), lo,
-                              width);
-        },
-        lo, hi, bins, histogram_reference::threads_for(count));
+  // within.uniform_floats(count, margin, 1 - margin), as fill_uniform_ints and _floats wrote them,
+  // and counted, on the GPU.
+  const auto expected_counts = [&](const kit::Rng& bin, const kit::Rng& within) {
+    return kit::count_bins_on_device(count, bins, TimingValueBin{bin.seed(), within.seed(), bins, lo, hi, margin, width});
   };
 
   kit::TimedWork work;
@@ -267,7 +287,7 @@ TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
     kit::DeviceBuffer<float> d_values(count);
     make_on_device(cub_bin, cub_within, d_values.data());
     work.ceilings = {cub_float_histogram_ceiling(d_values.data(), n, lo, hi, bins,
-                                                 counts_on_host(cub_bin, cub_within), options),  // a peer
+                                                 expected_counts(cub_bin, cub_within), options),  // a peer
                      kit::copy_ceiling(static_cast<std::size_t>(bytes), options)};  // a bound: every value is read
   }
   work.look_at = kLookAtFloats;
@@ -282,8 +302,8 @@ TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
     set.refresh = [=, &make_on_device](const kit::Call& call) {
       make_on_device(call.rng("bins"), call.rng("within"), d_values->data());
     };
-    set.verify = [=, &counts_on_host](const kit::Call& call) {
-      return kit::expect_equal(d_bins->download(), counts_on_host(call.rng("bins"), call.rng("within")),
+    set.verify = [=, &expected_counts](const kit::Call& call) {
+      return kit::expect_equal(d_bins->download(), expected_counts(call.rng("bins"), call.rng("within")),
                                {input + ", made for " + call.name(), kLookAtFloats});
     };
     return set;

@@ -42,29 +42,20 @@ TEST_CASE("histogram reference: bins worked out by hand" * KIT_CPU_ONLY) {
   CHECK(float_counts({-1.0f, 0.0f, 0.05f, 1.0f, std::nanf(""), 0.99f}, -1.0f, 1.0f, 2) == std::vector<unsigned>{1, 3});
 }
 
-// The timing cases count their inputs straight from the generator, a range of indices per
-// thread: the same counts as the input made in memory and counted in one pass, also where the
-// length is not a multiple of the thread count (a shorter last range) or below it (empty ones).
-TEST_CASE("histogram reference: counts made from the generator on several threads equal counts of the input" *
-          KIT_CPU_ONLY) {
+// The large correctness cases count on several threads, a range of indices each: the same counts
+// as one pass, also where the length is not a multiple of the thread count (a shorter last range)
+// or below it (empty ones).
+TEST_CASE("histogram reference: counts made on several threads equal counts made in one pass" * KIT_CPU_ONLY) {
   using namespace histogram_reference;
   const kit::Rng rng = kit::Rng::for_case("bytes");
   for (const std::size_t n : {std::size_t{5}, std::size_t{100003}})  // 100003 = 7 x 14286 + 1 = 16 x 6250 + 3
     for (const unsigned threads : {1u, 7u, 16u}) {
       CAPTURE(n);
       CAPTURE(threads);
-      // All 256 values, and a narrower range whose bytes miss the bins at both ends.
-      const auto byte_at = [&](std::size_t i) { return rng.uniform_byte_at(i, 0, 255); };
-      CHECK(byte_counts_at(n, byte_at, threads) == byte_counts(rng.uniform_bytes(n, 0, 255)));
-      const auto narrow_at = [&](std::size_t i) { return rng.uniform_byte_at(i, 1, 254); };
-      CHECK(byte_counts_at(n, narrow_at, threads) == byte_counts(rng.uniform_bytes(n, 1, 254)));
+      const std::vector<std::uint8_t> bytes = rng.uniform_bytes(n, 0, 255);
+      CHECK(byte_counts(bytes, threads) == byte_counts(bytes));
       // Values from a range wider than [lo, hi), so that some count nowhere.
-      const float lo = -1.0f, hi = 1.0f;
-      const int bins = 10;
-      const auto value_at = [&](std::size_t i) { return rng.uniform_float_at(i, -1.5f, 1.5f); };
-      const std::vector<unsigned> from_generator = float_counts_at(n, value_at, lo, hi, bins, threads);
-      CHECK(from_generator == float_counts(rng.uniform_floats(n, -1.5f, 1.5f), lo, hi, bins));
-      // The vector-based count on threads too (the large correctness cases count that way).
-      CHECK(byte_counts(rng.uniform_bytes(n, 0, 255), threads) == byte_counts(rng.uniform_bytes(n, 0, 255)));
+      const std::vector<float> values = rng.uniform_floats(n, -1.5f, 1.5f);
+      CHECK(float_counts(values, -1.0f, 1.0f, 10, threads) == float_counts(values, -1.0f, 1.0f, 10));
     }
 }
