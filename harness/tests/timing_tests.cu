@@ -1,7 +1,8 @@
-// The harness's own GPU tests: the random fills (and bin counts) match the CPU's numbers, the
+// The harness's own GPU tests: the random fills (and their sums and bin counts) match the CPU's numbers, the
 // timing guards catch the ways a submission can game the timing while honest
 // work passes, and the check of a timed matrix product finds a wrong element.
 // Without a GPU they are skipped, like every GPU test.
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,27 @@ TEST_CASE("harness: the GPU's random fills equal the CPU's numbers") {
     CHECK(ints.download() == rng.uniform_ints(n, -100, 100));
     CHECK(bytes.download() == rng.uniform_bytes(n, 2, 253));
   }
+}
+
+TEST_CASE("harness: the sums of random floats made on the GPU match the CPU's sums of the same numbers") {
+  const kit::Rng rng(11);
+  for (const std::size_t n : {std::size_t{1}, kCount, (std::size_t{1} << 24) + 7}) {
+    for (const auto& range : {std::pair{0.0f, 1.0f}, std::pair{-1000.0f, 1000.0f}}) {
+      const float low = range.first, high = range.second;
+      INFO("n = " << n << ", values in [" << low << ", " << high << ")");
+      double sum = 0.0, abs_sum = 0.0;
+      for (const float v : rng.uniform_floats(n, low, high)) {
+        sum += v;
+        abs_sum += std::fabs(v);
+      }
+      const kit::Sums got = kit::sum_uniform_floats(n, rng, low, high);
+      // Either side's additions in double err by at most n * 2^-53 of sum(|x|) (a recursive sum's bound).
+      const double allowed = 2.0 * static_cast<double>(n) * 0x1.0p-53 * abs_sum;
+      CHECK(std::fabs(got.sum - sum) <= allowed);
+      CHECK(std::fabs(got.abs_sum - abs_sum) <= allowed);
+    }
+  }
+  CHECK(kit::sum_uniform_floats(0, rng, 0.0f, 1.0f).abs_sum == 0.0);
 }
 
 // Element i of rng.uniform_ints(count, low, high) as its own bin, made on the GPU as the CPU makes it.

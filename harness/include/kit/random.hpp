@@ -72,6 +72,18 @@ void fill_uniform_floats(float* d_out, std::size_t count, const Rng& rng, float 
 void fill_uniform_ints(int* d_out, std::size_t count, const Rng& rng, int low, int high);
 void fill_uniform_bytes(std::uint8_t* d_out, std::size_t count, const Rng& rng, int low, int high);
 
+// A sum in double, and the sum of the absolute values that its rounding bound scales with.
+struct Sums {
+  double sum = 0.0;
+  double abs_sum = 0.0;
+};
+// The Sums of rng.uniform_floats(count, low, high), each number made and added up on the GPU in
+// double, never stored: a timing check's reference for a gigabyte of input in about a millisecond,
+// where the CPU takes a tenth of a second of every core (the class waits for the GPU meanwhile).
+// Double's rounding over a thread's few thousand additions and the tree above them stays many
+// orders below any float tolerance. Waits for the GPU.
+Sums sum_uniform_floats(std::size_t count, const Rng& rng, float low, float high);
+
 namespace detail {
 
 // SplitMix64's finalizer: a cheap, well-mixed hash of a 64-bit counter.

@@ -75,14 +75,6 @@ inline Expected expected_sum(const std::vector<float>& x) {
   return expected_sum(x.size(), [&x](std::size_t i) { return x[i]; });
 }
 
-// Element i of rng.uniform_floats(count, low, high), made where it is needed: expected_sum(n,
-// uniform_float_elements(rng, low, high)) sums a gigabyte input on every core without making it,
-// which keeps the timing cases' checks to a fraction of a second while they hold the GPU that
-// the whole class waits for.
-inline auto uniform_float_elements(const kit::Rng& rng, float low, float high) {
-  return [rng, low, high](std::size_t i) { return rng.uniform_float_at(i, low, high); };
-}
-
 // Whole numbers with sum(|x_i|) <= 2^24: every partial sum, in any order, is a
 // whole number of at most 2^24 that a float holds exactly, so no addition rounds.
 inline bool exact_in_float(const Expected& e) { return e.integers && e.abs_sum <= kFloatExactIntegers; }

@@ -17,6 +17,11 @@ void check_same(const Expected& got, const Expected& want) {
   CHECK(got.integers == want.integers);
 }
 
+// Element i of rng.uniform_floats(count, low, high), made where it is needed.
+auto uniform_float_elements(const kit::Rng& rng, float low, float high) {
+  return [rng, low, high](std::size_t i) { return rng.uniform_float_at(i, low, high); };
+}
+
 }  // namespace
 
 TEST_CASE("reduction reference: sums and whole numbers worked out by hand" * KIT_CPU_ONLY) {
@@ -44,10 +49,10 @@ TEST_CASE("reduction reference: sums and whole numbers worked out by hand" * KIT
   CHECK(exact_in_float(none));
 }
 
-// The timing cases check each call against a sum made element by element from the random
-// stream, split over the cores; the other tests sum the input itself. Both must give the same
-// bits: the values are multiples of 2^-24 (2^-23 in [-1, 1)), so every sum in double is exact
-// whatever the order. n is prime, a multiple of no thread count tried, so the parts differ in size.
+// A large input's sum is split over the cores, each adding up its part. Split or not, the sums
+// must be the same bits: the values are multiples of 2^-24 (2^-23 in [-1, 1)), so every sum in
+// double is exact whatever the order. n is prime, a multiple of no thread count tried, so the
+// parts differ in size.
 TEST_CASE("reduction reference: a sum made element by element on several threads equals the sum of the whole input" *
           KIT_CPU_ONLY) {
   const kit::Rng rng = kit::Rng::for_case("x");
