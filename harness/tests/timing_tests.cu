@@ -96,14 +96,14 @@ TEST_CASE("harness: the sums of random floats made on the GPU match the CPU's su
         sum += v;
         abs_sum += std::fabs(v);
       }
-      const kit::Sums got = kit::sum_uniform_floats(n, rng, low, high);
+      const kit::Sums got = kit::sums_on_device(n, kit::UniformFloatAt(rng, low, high));
       // Either side's additions in double err by at most n * 2^-53 of sum(|x|) (a recursive sum's bound).
       const double allowed = 2.0 * static_cast<double>(n) * 0x1.0p-53 * abs_sum;
       CHECK(std::fabs(got.sum - sum) <= allowed);
       CHECK(std::fabs(got.abs_sum - abs_sum) <= allowed);
     }
   }
-  CHECK(kit::sum_uniform_floats(0, rng, 0.0f, 1.0f).abs_sum == 0.0);
+  CHECK(kit::sums_on_device(0, kit::UniformFloatAt(rng, 0.0f, 1.0f)).abs_sum == 0.0);
 }
 
 // Element i of rng.uniform_ints(count, low, high) as its own bin, made on the GPU as the CPU makes it.

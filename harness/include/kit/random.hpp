@@ -72,18 +72,6 @@ void fill_uniform_floats(float* d_out, std::size_t count, const Rng& rng, float 
 void fill_uniform_ints(int* d_out, std::size_t count, const Rng& rng, int low, int high);
 void fill_uniform_bytes(std::uint8_t* d_out, std::size_t count, const Rng& rng, int low, int high);
 
-// A sum in double, and the sum of the absolute values that its rounding bound scales with.
-struct Sums {
-  double sum = 0.0;
-  double abs_sum = 0.0;
-};
-// The Sums of rng.uniform_floats(count, low, high), each number made and added up on the GPU in
-// double, never stored: a timing check's reference for a gigabyte of input in about a millisecond,
-// where the CPU takes a tenth of a second of every core (the class waits for the GPU meanwhile).
-// Double's rounding over a thread's few thousand additions and the tree above them stays many
-// orders below any float tolerance. Waits for the GPU.
-Sums sum_uniform_floats(std::size_t count, const Rng& rng, float low, float high);
-
 namespace detail {
 
 // SplitMix64's finalizer: a cheap, well-mixed hash of a 64-bit counter.
@@ -119,6 +107,20 @@ KIT_HOST_DEVICE inline std::uint64_t int_span(int low, int high) {
 void check_byte_range(int low, int high);
 
 }  // namespace detail
+
+// Element i of rng.uniform_floats(count, low, high), as a function object that the GPU can call
+// too: kit::sums_on_device adds up a generated input with it, element by element, as the CPU
+// makes it.
+struct UniformFloatAt {
+  UniformFloatAt(const Rng& rng, float low, float high)
+      : seed(rng.seed()), low(low), span(static_cast<double>(high) - low) {}
+  KIT_HOST_DEVICE float operator()(std::size_t i) const {
+    return detail::uniform_float(detail::random_bits(seed, i), low, span);
+  }
+  std::uint64_t seed;
+  float low;
+  double span;
+};
 // The _at functions, inline so that a loop over a gigabyte of them compiles into one.
 inline float Rng::uniform_float_at(std::size_t index, float low, float high) const {
   return detail::uniform_float(detail::random_bits(seed_, index), low, static_cast<double>(high) - low);

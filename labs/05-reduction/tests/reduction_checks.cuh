@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kit/device_count.cuh"
 #include "kit/kit.cuh"
 #include "reduction.cuh"
 #include "reduction_reference.hpp"
@@ -94,11 +95,14 @@ inline std::vector<float> signed_integers(std::size_t n, const std::string& stre
 
 // Mostly zeros, with +1 or -1 at one place in 64 each: about n / 32 nonzero
 // values, few enough (for n up to 2^28 and more) that the sum is exact in float.
-inline std::vector<float> sparse_signs(std::size_t n) {
-  std::vector<float> x = kit::Rng::for_case("x").uniform_floats(n, 0.0f, 64.0f);
-  for (float& v : x) v = v < 1.0f ? 1.0f : (v < 2.0f ? -1.0f : 0.0f);
-  return x;
-}
+// Element i, from a uniform float in [0, 64) of the case's stream "x".
+struct SparseSignAt {
+  kit::UniformFloatAt value;
+  __device__ float operator()(std::size_t i) const {
+    const float v = value(i);
+    return v < 1.0f ? 1.0f : (v < 2.0f ? -1.0f : 0.0f);
+  }
+};
 
 // Values that cancel: h values from [-1000, 1000], then one or two from [-1, 1],
 // then the first h again, negated, in reverse order. The exact sum is that of the
@@ -205,10 +209,17 @@ inline void check_cancelling(const Step& step) {
              step.look_at);
 }
 
+// The 1 GiB input is made on the GPU, between its guard zones, and its sum worked out there by the
+// same function object (it is exact: whole numbers, and sum(|x_i|) far below 2^24), instead of
+// making it on the CPU, adding it up and copying it over for each of four steps.
 inline void check_large(const Step& step) {
   const auto n = static_cast<std::size_t>(kit::param_int("large_n"));
-  check_step(step, sparse_signs(n), "n = " + std::to_string(n) + " (2^28 + 3), mostly zeros and some +1 and -1",
-             step.look_at);
+  const SparseSignAt element_at{kit::UniformFloatAt(kit::Rng::for_case("x"), 0.0f, 64.0f)};
+  auto d_in = guarded_input<float>(n);
+  kit::make_on_device(d_in.data(), n, element_at);
+  const kit::Sums sums = kit::sums_on_device(n, element_at);
+  check_step_on_device(step, d_in.data(), static_cast<std::int64_t>(n), Expected{sums.sum, sums.abs_sum, true},
+                       "n = " + std::to_string(n) + " (2^28 + 3), mostly zeros and some +1 and -1", step.look_at);
 }
 
 // ---------------------------------------------------------------------------
@@ -275,7 +286,7 @@ inline void time_step(const Step& step) {
       // harness's test checks those sums against the CPU's): whatever the runner left in d_in, and
       // in a millisecond, where the CPU took a tenth of a second of every core. Random values in
       // [0, 1) are no whole numbers, so the tolerance is never zero here.
-      const kit::Sums made = kit::sum_uniform_floats(count, call.rng("x"), kLow, kHigh);
+      const kit::Sums made = kit::sums_on_device(count, kit::UniformFloatAt(call.rng("x"), kLow, kHigh));
       const Expected expected{made.sum, made.abs_sum, false};
       const double allowed = allowed_error(n, expected);
       return kit::expect_within(
