@@ -175,6 +175,12 @@ def test_the_summary_says_whether_the_reference_held_still_over_the_run(lab, tmp
     assert "Fake GPU: at the start and at the end: toy_kernel 1.000 -> 1.000 ms (+0.0%)" in text
     assert "WARNING" not in text
 
+    # A measurement of the case that no score rests on may move as it likes: it is not shown
+    fakes.reference = {"medians": [0.001, 0.001], "stages": {"for_comparison": [0.001, 0.005]}}
+    grade_it(config, tmp_path / "in", tmp_path / "aside", tmp_path / "aside-work")
+    text = (tmp_path / "aside" / "summary.txt").read_text()
+    assert "toy_kernel 1.000 -> 1.000 ms" in text and "for_comparison" not in text and "WARNING" not in text
+
     fakes.reference = {"medians": [0.001, 0.0013]}  # 30 % slower by the end of the next run
     grade_it(config, tmp_path / "in", tmp_path / "drifting", tmp_path / "again")
     text = (tmp_path / "drifting" / "summary.txt").read_text()
