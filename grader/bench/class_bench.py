@@ -28,7 +28,6 @@ import os
 import re
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,7 @@ from pathlib import Path
 from grader import buildinfo, classroom, summary
 from grader.config import REPO_ROOT, LabConfig, load_lab
 from grader.errors import NoGpu
-from grader.proc import run_process
+from grader.proc import interrupt_on_sigterm, run_process
 
 KERNEL_START = re.compile(r"__global__\s+void\s+\w+\s*\([^)]*\)\s*\{")
 LAUNCH_LINE = re.compile(r"^\s*[\w:<>]+<<<.*>>>\(.*\);\s*$", re.M)
@@ -332,14 +331,6 @@ class MachineUse:
         return text
 
 
-def _stop_on_sigterm() -> None:
-    """A bench that `timeout` or Slurm ends stops as after Ctrl-C: the programs running finish, and what was
-    graded is reported."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, interrupt)
-
-
 def _rival(config: LabConfig, submissions: Path, out: Path, stop: threading.Event, report: dict) -> None:
     """Another TA's grader on the same GPU: grade-class, over and over, until told to stop."""
     rounds = 0
@@ -365,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="grade the class this many times (all regraded)")
     parser.add_argument("--rival", action="store_true", help="a second grader grades a copy of the class meanwhile")
     args = parser.parse_args(argv)
-    _stop_on_sigterm()
+    interrupt_on_sigterm()  # a bench that `timeout` ends reports what was graded, as after Ctrl-C
 
     config = load_lab(args.lab)
     out = Path(args.out or tempfile.mkdtemp(prefix="kit-bench-")).resolve()

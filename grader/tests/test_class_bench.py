@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from grader import proc
 from grader.bench import class_bench
+from grader.config import ConfigError
 
 KERNEL = "__global__ void add(float* c, int n) {\n  c[0] = 1.0f;\n}\nvoid launch() {\n  add<<<1, 1>>>(c, n);\n}\n"
 
@@ -132,9 +134,14 @@ def test_machine_use_reports_the_cores_and_the_cpu_seconds_of_what_it_ran():
 
 
 def test_sigterm_stops_the_bench_as_ctrl_c_does(monkeypatch):
+    called = []
+    monkeypatch.setattr(class_bench, "interrupt_on_sigterm", lambda: called.append(True))
+    with pytest.raises(ConfigError):
+        class_bench.main(["--lab", "99-no-such-lab"])
+    assert called  # before anything is graded
     previous = signal.getsignal(signal.SIGTERM)
     try:
-        class_bench._stop_on_sigterm()
+        proc.interrupt_on_sigterm()
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(1)
