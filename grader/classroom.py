@@ -544,12 +544,10 @@ class ClassGrading:
     def _time_reference_again(self) -> None:
         """The reference's timing cases once more, after the class's, written beside the results with the timing
         every student was scored against (summary.py compares the two)."""
-        again = ProgramRun(self.config, self._reference_binary(), self.workroot / "reference-again", self.lock)
-        again.workdir.mkdir(parents=True, exist_ok=True)
         try:
-            with hold(self.lock, alone=True):
-                again.run_alone(timed_cases(self.config))
-            last = _timing_run(self.config, again.evaluation())
+            again = time_reference(self.config, self._reference_binary(), self.workroot / "reference-again",
+                                   self.lock, timed_cases(self.config))
+            last = _timing_run(self.config, again)
         except Exception as error:  # noqa: BLE001 (the class is graded; only the check is lost)
             last = {"at": time.time(), "medians": {}, "failed": [f"grader problem: {error}"]}
         summary.write_reference_timings(self.out_dir, self.gpu.key, self.gpu.name,

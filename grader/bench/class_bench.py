@@ -135,9 +135,9 @@ def _programs_by_gpu(results: dict[str, dict]) -> dict[str, list[dict]]:
         gpu = extra.get("lane", {}).get("gpu", "?")
         programs = by_gpu.setdefault(gpu, {})
         for program in extra.get("programs", []):
-            programs[(student, tuple(program["at"]), program["gpu"])] = dict(program, who=student)
+            programs[(student, tuple(program["at"]), program["hold"])] = dict(program, who=student)
         for program in extra.get("reference_programs", []):
-            programs[("reference", tuple(program["at"]), program["gpu"])] = dict(program, who="reference")
+            programs[("reference", tuple(program["at"]), program["hold"])] = dict(program, who="reference")
     return {gpu: sorted(programs.values(), key=lambda p: p["at"][0]) for gpu, programs in by_gpu.items()}
 
 
@@ -146,8 +146,8 @@ def gpu_exclusivity(results: dict[str, dict]) -> dict:
     overlapped one of them in time (none, when the GPU lock held); wall-clock times, so lanes line up."""
     report = {}
     for gpu, programs in _programs_by_gpu(results).items():
-        alone = [p for p in programs if p["gpu"] == "alone"]
-        beside = [f"{a['who']} (alone, {a['at']}) and {p['who']} ({p['gpu']}, {p['at']})" for a in alone
+        alone = [p for p in programs if p["hold"] == "alone"]
+        beside = [f"{a['who']} (alone, {a['at']}) and {p['who']} ({p['hold']}, {p['at']})" for a in alone
                   for p in programs if p is not a and p["at"][0] < a["at"][1] and a["at"][0] < p["at"][1]]
         report[gpu] = {"programs": len(programs), "alone": len(alone), "overlapping_an_alone_one": beside}
     return report
@@ -158,6 +158,7 @@ def lanes(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) ->
     reference timing it scored its students against: one per lane, taken on that lane's GPU."""
     report: dict[str, dict] = {}
     starts = [p["at"][0] for programs in _programs_by_gpu(results).values() for p in programs]
+    shown = public_name(config)
     for student, result in sorted(results.items()):
         extra = result["extra_data"]
         lane = extra.get("lane", {})
@@ -172,12 +173,11 @@ def lanes(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) ->
         ends = [p["at"][1] for p in extra.get("programs", [])]
         if ends and starts:
             entry["last_program_ended_s"] = round(max(entry["last_program_ended_s"], max(ends) - min(starts)), 1)
-        shown = public_name(config)
         medians = {shown.get(case, case): [t.get("median_s") for t in timings] for case, timings in
                    extra.get("reference_timings", {}).items()}
         if medians and medians not in entry["reference_timings"]:
             entry["reference_timings"].append(medians)
-        timed_at = [p["at"] for p in extra.get("reference_programs", []) if p["gpu"] == "alone"]
+        timed_at = [p["at"] for p in extra.get("reference_programs", []) if p["hold"] == "alone"]
         if timed_at and timed_at not in entry["reference_timed_at"]:
             entry["reference_timed_at"].append(timed_at)
     every_timing = [json.dumps(t) for entry in report.values() for t in entry["reference_timed_at"]]
