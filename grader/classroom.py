@@ -20,7 +20,9 @@
   of the GPU it sees) is taken once per lane and stands for every student's:
   one program start, one CUDA context fewer a student.
 - The reference is timed once per GPU lane, under the exclusive lock, and each
-  student is scored against the reference of the lane that timed them.
+  student is scored against the reference of the lane that timed them. Once the
+  class is timed, the lane times the reference again, and the summary says how
+  far it moved (a warning past summary.REFERENCE_DRIFT_WARN).
 - A student is timed only where performance points are possible: the timing
   case earns points and the correctness tests it requires passed. Timing cases
   worth no points are not run at all.
@@ -250,6 +252,16 @@ def timed_cases(config: LabConfig) -> list[str]:
     return [case for case in config.timing_cases if any(p.case == case and p.points > 0 for p in config.perf)]
 
 
+def _timing_run(config: LabConfig, evaluation: Evaluation) -> dict:
+    """What summary.write_reference_timings keeps of a timing of the reference: when, the medians of the
+    measurements that scores rest on (those worth points, and what they are divided by), what failed."""
+    scored = {name for spec in config.perf if spec.points > 0 for name in spec.records}
+    return {"at": evaluation.programs[0]["at"][0] if evaluation.programs else time.time(),
+            "medians": {t["name"]: t["median_s"] for o in evaluation.outcomes.values() if o.passed
+                        for t in o.timings if t.get("name") in scored and "median_s" in t},
+            "failed": [f"{name}: {o.status}" for name, o in evaluation.outcomes.items() if not o.passed]}
+
+
 def attention(outcomes: dict[str, CaseOutcome]) -> list[str]:
     """What a TA should look at in a student's test outcomes."""
     notes = []
@@ -296,6 +308,7 @@ class ClassGrading:
         self.reference_built = threading.Event()
         self.reference_wanted = False  # once a student passes intake: a class that intake refuses whole needs none
         self.reference: Evaluation | None = None
+        self.students_timed = 0  # students whose serial tests and timing ran: the reference is timed again after
         self.judge_listed: RunInfo | None = None  # what the first listing found: a split lab's judge lists alike
         self.stopping = threading.Event()
         self.no_gpu = ""
@@ -502,6 +515,8 @@ class ClassGrading:
             batch = [state for state in batch if state is not None]
             if batch and self.reference is not None and not self._stop_requested():
                 self._serial_and_timing(batch)
+        if self.students_timed and self.reference is not None and not self._stop_requested():
+            self._time_reference_again()
 
     def _serial_and_timing(self, batch: list[_Student]) -> None:
         """The serial tests and timing cases of the students in `batch`, in one exclusive hold; then their scores."""
@@ -522,8 +537,21 @@ class ClassGrading:
                 state.run.lock_wait["exclusive_s"] += waited
                 state.phases_s["serial_and_timing_s"] = time.monotonic() - started
                 done.append(state)
+        self.students_timed += len(done)
         for state in done:
             self._guarded(state, self._score)
+
+    def _time_reference_again(self) -> None:
+        """The reference's timing cases once more, after the class's, written beside the results with the timing
+        every student was scored against (summary.py compares the two)."""
+        try:
+            again = time_reference(self.config, self._reference_binary(), self.workroot / "reference-again",
+                                   self.lock, timed_cases(self.config))
+            last = _timing_run(self.config, again)
+        except Exception as error:  # noqa: BLE001 (the class is graded; only the check is lost)
+            last = {"at": time.time(), "medians": {}, "failed": [f"grader problem: {error}"]}
+        summary.write_reference_timings(self.out_dir, self.gpu.key, self.gpu.name,
+                                        [_timing_run(self.config, self.reference), last])
 
     def _guarded_reference(self) -> None:
         try:

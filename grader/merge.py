@@ -8,7 +8,7 @@ never ran, or was cancelled or lost its node part-way (its folder then holds
 the students it finished). Missing shards, with their students, are reported;
 what is there is merged all the same, so the gradebook can be looked at while
 a task is re-run. The gradebook and summary are rewritten from the merged
-results.
+results, and each shard's reference timings (its first and last) come along.
 """
 from __future__ import annotations
 
@@ -101,6 +101,9 @@ def merge(out: Path) -> Merged:
         target = out / name
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(shards[k] / name, target)
+    for k, folder in sorted(shards.items()):  # each shard's reference timings, which its scores rest on
+        for timings in folder.glob(summary.REFERENCE_TIMINGS.format(gpu="*")):
+            shutil.copyfile(timings, out / f"{timings.stem}-shard-{k}{timings.suffix}")
 
     roster_names = None
     missing_by_shard = {}

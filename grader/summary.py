@@ -5,7 +5,10 @@ and merge writes them for the combined shards; both read every
 <out>/<student>/results.json, so the outputs always match the results folder.
 The summary gives the score distribution and the students who need a TA's
 look: refused at intake (a forbidden identifier, a bad zip), build errors,
-time-outs, crashes, and grader problems, each with its reason.
+time-outs, crashes, and grader problems, each with its reason. It also says
+whether the yardstick held still: each GPU lane times the reference at the
+start and again at the end (reference-timings-<gpu>.json beside the results),
+and a reference that moved by more than REFERENCE_DRIFT_WARN is a warning.
 
 Scores are the autograder's. A lab's written analysis (its questions, graded
 by hand) is kept apart: the gradebook gives it a column of its own, left empty
@@ -20,11 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import lms
+from grader.gpulock import safe_key
 from grader.report import write_text
 
 RESULTS = "results.json"
 BINS = 10
 BAR_WIDTH = 40
+REFERENCE_TIMINGS = "reference-timings-{gpu}.json"
+# Past this, the reference's two timings disagree by more than half the room a copy of it has before it loses
+# points (full_at is 1.2 in most labs): a score then depends on when the student was timed.
+REFERENCE_DRIFT_WARN = 0.10
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,8 @@ def _mean_median(scores: list[float]) -> tuple[float, float]:
 
 
 def summary_text(lab: str, maximum: float, table: list[Row], missing: list[str] = (), picture: str = "",
-                 by_hand: float = 0.0) -> str:
+                 by_hand: float = 0.0, yardstick: list[str] = ()) -> str:
+    """`yardstick`: reference_timings_text's lines."""
     scores = [row.score for row in table]
     lines = [f"{lab}: {len(table)} students graded"]
     if scores:
@@ -88,6 +97,7 @@ def summary_text(lab: str, maximum: float, table: list[Row], missing: list[str] 
     if by_hand:
         lines.append(f"These are the autograder's scores. The written analysis (QUESTIONS.md, {by_hand:g} more "
                      f"points) is graded by hand: the gradebook's 'graded by hand' column is left for the TA.")
+    if scores:
         lines += ["", f"Score distribution (out of {maximum:g}):", histogram_text(scores, maximum)]
         if picture:
             lines.append(picture)
@@ -98,7 +108,46 @@ def summary_text(lab: str, maximum: float, table: list[Row], missing: list[str] 
         lines.append(f"  {row.student:<{width}}  {row.score:6.1f}  " + "; ".join(row.attention))
     if missing:
         lines += ["", f"Not graded yet ({len(missing)}; run grade-class again to finish): " + ", ".join(missing)]
+    lines += yardstick
     return "\n".join(lines) + "\n"
+
+
+def write_reference_timings(out_dir: Path, gpu: str, name: str, runs: list[dict]) -> Path:
+    """A lane's reference timings: each run {"at": seconds since the epoch, "medians": {measurement: seconds},
+    "failed": [cases]}, the first the one the lane scored its students against."""
+    path = out_dir / REFERENCE_TIMINGS.format(gpu=safe_key(gpu))
+    write_text(path, json.dumps({"gpu": gpu, "name": name, "runs": runs}, indent=2) + "\n")
+    return path
+
+
+def reference_timings_text(out_dir: Path) -> list[str]:
+    """The summary's lines on the reference's timings, per GPU lane: how far the one at the end moved from the
+    one every score was measured against, with a warning past REFERENCE_DRIFT_WARN; none where there were
+    no timings."""
+    lines = []
+    for path in sorted(out_dir.glob(REFERENCE_TIMINGS.format(gpu="*"))):
+        lane = json.loads(path.read_text())
+        first, *later = lane["runs"]
+        where = lane["name"] or lane["gpu"]
+        if not later:
+            lines.append(f"  {where}: timed once (the run stopped before it could be timed again)")
+            continue
+        last = later[-1]
+        if last.get("failed"):
+            lines.append(f"  WARNING: on {where} the reference's timing at the end failed "
+                         f"({', '.join(last['failed'])}): whether the yardstick held still is unknown.")
+            continue
+        moves = {name: last["medians"][name] / seconds - 1 for name, seconds in first["medians"].items()
+                 if name in last["medians"] and seconds > 0}
+        shown = "; ".join(f"{name} {first['medians'][name] * 1e3:.3f} -> {last['medians'][name] * 1e3:.3f} ms "
+                          f"({move:+.1%})" for name, move in moves.items())
+        lines.append(f"  {where}: at the start and at the end: {shown}")
+        worst = max(moves.values(), key=abs, default=0.0)
+        if abs(worst) > REFERENCE_DRIFT_WARN:
+            lines.append(f"  WARNING: on {where} the reference's own time moved by {worst:+.0%} during the run, so "
+                         f"a performance score depends on when the student was timed. Regrade the class "
+                         f"(--regrade) when the machine has nothing else to do, with fewer builds at once (--jobs).")
+    return ["", "The reference's timings, which every performance score is measured against:", *lines] if lines else []
 
 
 def draw_histogram(path: Path, lab: str, maximum: float, scores: list[float]) -> str:
@@ -159,6 +208,6 @@ def write_all(out_dir: Path, lab: str, maximum: float, students: list[str] | Non
     write_uploads(out_dir, lab, results)
     picture = draw_histogram(out_dir / "histogram.png", lab, maximum, [r.score for r in table]) if table else ""
     missing = [name for name in (students or []) if name not in results]
-    text = summary_text(lab, maximum, table, missing, picture, by_hand)
+    text = summary_text(lab, maximum, table, missing, picture, by_hand, reference_timings_text(out_dir))
     write_text(out_dir / "summary.txt", text)
     return text

@@ -64,6 +64,7 @@ def test_summary_gradebook_and_picture_from_the_results(tmp_path: Path):
     assert "Needs a TA's look: 2" in text
     assert "  bob " in text and "build error" in text and "refused at intake: uses 'system'" in text
     assert "Not graded yet (1; run grade-class again to finish): erin" in text
+    assert "Score distribution (out of 100):" in text  # also for a lab with no questions graded by hand
     assert (tmp_path / "summary.txt").read_text() == text
     assert (tmp_path / "gradebook.csv").read_text().splitlines() == [
         "student,01-vector-add,max", "alice,100.0,100.0", "bob,0.0,100.0", "carol,72.5,100.0", "dave,0.0,100.0"]
@@ -73,3 +74,20 @@ def test_summary_gradebook_and_picture_from_the_results(tmp_path: Path):
         assert "no matplotlib" in text
         return
     assert (tmp_path / "histogram.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_reference_timings_of_each_lane_are_summed_up_with_a_warning_where_one_moved(tmp_path: Path):
+    def run(median: float, failed=()):
+        return {"at": 0.0, "medians": {"k": median} if not failed else {}, "failed": list(failed)}
+    summary.write_reference_timings(tmp_path, "GPU-a", "H100", [run(1e-3), run(1.05e-3)])
+    summary.write_reference_timings(tmp_path, "GPU-b", "H100 (2)", [run(1e-3), run(0.8e-3)])
+    summary.write_reference_timings(tmp_path, "GPU-c", "", [run(1e-3), run(0, ["k case: crashed"])])
+    summary.write_reference_timings(tmp_path, "GPU-d", "H100 (4)", [run(1e-3)])
+    lines = summary.reference_timings_text(tmp_path)
+    text = "\n".join(lines)
+    assert "H100: at the start and at the end: k 1.000 -> 1.050 ms (+5.0%)" in text
+    assert "WARNING: on H100 (2) the reference's own time moved by -20% during the run" in text
+    assert "WARNING: on GPU-c the reference's timing at the end failed (k case: crashed)" in text
+    assert "H100 (4): timed once" in text
+    assert text.count("WARNING") == 2
+    assert summary.reference_timings_text(tmp_path / "nothing") == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import merge, slurm
+from grader import merge, slurm, summary
 from grader.tests.conftest import REPO
 
 
@@ -95,6 +95,20 @@ def test_merge_combines_shards_into_one_gradebook(tmp_path: Path):
         "amy,100.0,100.0", "bo,75.0,100.0", "cat,40.0,100.0", "dan,0.0,100.0"]
     assert (out / "bo" / "report.txt").read_text() == "bo: 75\n"
     assert "4 students graded" in (out / "summary.txt").read_text()
+
+
+def test_merge_brings_each_shards_reference_timings_into_the_summary(tmp_path: Path):
+    out = tmp_path / "graded"
+    shard_result(out, 0, "amy", 100)
+    shard_result(out, 1, "bo", 75)
+    for k, last in ((0, 1.0e-3), (1, 1.5e-3)):  # both on a GPU of the same id, on two nodes
+        summary.write_reference_timings(out / "shards" / str(k), "GPU-0", f"node {k}",
+                                        [{"at": 0, "medians": {"m": 1e-3}, "failed": []},
+                                         {"at": 1, "medians": {"m": last}, "failed": []}])
+    merge.merge(out)
+    text = (out / "summary.txt").read_text()
+    assert "node 0: at the start and at the end: m 1.000 -> 1.000 ms" in text
+    assert "WARNING: on node 1 the reference's own time moved by +50%" in text
 
 
 def test_merge_refuses_a_student_graded_differently_in_two_shards(tmp_path: Path):
