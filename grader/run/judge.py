@@ -28,10 +28,15 @@ from grader.run.runner import runner_command, runner_of, unsplit_command
 LISTING_TIMEOUT_S = 60
 
 
-def _env(workdir: Path, results: Path, seed: int | None) -> dict[str, str]:
+def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = False) -> dict[str, str]:
+    """The test program's environment. `beside_others`: it shares the GPU with other programs, whose waits
+    for the GPU then block instead of spinning a core each (harness/include/kit/gpu_wait.hpp); a program
+    that times keeps the spinning wait, which wakes soonest."""
     extra = {"KIT_RESULTS": str(results)}
     if seed is not None:
         extra["KIT_SEED"] = str(seed)
+    if beside_others:
+        extra["KIT_GPU_WAIT"] = "block"
     return scrubbed_env(workdir, extra)
 
 
@@ -63,13 +68,14 @@ def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None
 
 
 def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None,
-             limits: sandbox.Limits | None = None, wrapper: sanitizer.Wrapper | None = None) -> CaseOutcome:
+             limits: sandbox.Limits | None = None, wrapper: sanitizer.Wrapper | None = None,
+             beside_others: bool = False) -> CaseOutcome:
     """One test case in a program of its own (its student code in the sandbox), under compute-sanitizer when
-    `wrapper` says so."""
+    `wrapper` says so; `beside_others` when it shares the GPU (_env)."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
-    process = _start(binary, [f"--test-case={case}", "--no-colors"], workdir, _env(workdir, results, seed),
-                     timeout_s, limits, wrapper)
+    process = _start(binary, [f"--test-case={case}", "--no-colors"], workdir,
+                     _env(workdir, results, seed, beside_others), timeout_s, limits, wrapper)
     outcome = _outcome(case, read_records(results), process)
     return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
 
@@ -124,7 +130,8 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
     timeouts = dict(cases)
     clock = _CaseClock(results, timeouts)
     process = _start(binary, ["--test-case=" + ",".join(timeouts), "--no-colors"], workdir,
-                     _env(workdir, results, seed), sum(timeouts.values()) + LISTING_TIMEOUT_S, limits, watch=clock)
+                     _env(workdir, results, seed, beside_others=True), sum(timeouts.values()) + LISTING_TIMEOUT_S,
+                     limits, watch=clock)
     records = read_records(results)
     settled: dict[str, CaseOutcome] = {}
     if clock.overdue is not None:

@@ -265,7 +265,8 @@ class ProgramRun:
         def start() -> CaseOutcome:
             with self._program([case], held):
                 return judge.run_case(self.binary, case, case_timeout(self.config, case), self.workdir,
-                                      seed_for(self.config), self.config.run_limits, wrapper)
+                                      seed_for(self.config), self.config.run_limits, wrapper,
+                                      beside_others=held == "shared")
         return self.budget.run(case, start)
 
     def _run_and_book(self, case: str, held: str) -> None:

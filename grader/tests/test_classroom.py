@@ -385,6 +385,16 @@ def test_a_program_that_holds_student_code_is_listed_for_each_student(lab, tmp_p
     assert sorted(Path(str(log) + ".listings").read_text().split()) == ["reference", "reference", "s0", "s1", "s2"]
 
 
+def test_programs_beside_others_block_on_the_gpu_and_those_alone_spin(lab, tmp_path: Path):
+    config, fakes, log = lab
+    a_class(tmp_path / "in")
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
+    programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
+    alone = {"toy timing: fast", "toy: holds little device memory"}
+    assert {p["gpu_wait"] for p in programs if set(p["cases"]) & alone} == {None}  # timing wakes soonest
+    assert {p["gpu_wait"] for p in programs if not set(p["cases"]) & alone} == {"block"}
+
+
 def test_stray_files_in_the_class_folder_are_skipped_not_graded(lab, tmp_path: Path):
     config, fakes, log = lab
     a_class(tmp_path / "in")

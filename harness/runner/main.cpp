@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "kit/gpu_wait.hpp"
 #include "kit/runner.hpp"
 #include "stream_work.cuh"
 
@@ -474,6 +475,7 @@ int main() {
   // The CUDA context before the hello. The judge starts this process as it starts itself, so the two
   // make their contexts at once; and it waits for the hello before it first stops this process, never
   // in the middle of making one. Where there is no GPU, the first call that needs one says so.
+  kit::apply_gpu_wait();
   cudaFree(nullptr);
   const char hello = 1;  // the judge reads this process's id from the kernel's credentials on it
   if (send(kit::wire::kSocketFd, &hello, 1, MSG_NOSIGNAL) != 1) {

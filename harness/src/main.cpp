@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kit/device.hpp"
+#include "kit/gpu_wait.hpp"
 #include "kit/random.hpp"
 #include "kit/remote.hpp"
 #include "kit/results.hpp"
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--kit-twin") return kit::remote::serve_twin();
   doctest::Context context;
   context.applyCommandLine(argc, argv);
+  kit::apply_gpu_wait();
   if (!kit::listing_only(argc, argv)) kit::remote::start_runner();  // it starts while this process does
   kit::record_run();
   const kit::DeviceInfo& device = kit::device_info();
