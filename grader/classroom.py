@@ -66,9 +66,13 @@ from grader.score import NOT_TIMED, Scored, score_lab, unmet_requirements
 # Correctness test programs running at once on one GPU: each holds a CUDA context (about 0.5 GB)
 # and its inputs, and computes its CPU reference on a core of its own.
 DEFAULT_GPU_JOBS = 6
-# Students whose serial tests and timing share one exclusive hold: taking the lock means waiting for the
-# correctness runs on the GPU to drain, so it is taken once for the students queued, up to this many.
+# Students whose serial tests and timing share one exclusive hold. Taking the lock stops new correctness runs
+# and waits for the running ones to end: a drain of a few seconds in which the GPU is ever less busy. Taken
+# for each student as they came (one or two at a time), the drains cost a class of 200 minutes (lab 01 on an
+# H100, 2026-11-26: 2.2 s of waiting a student). So while more students are in their correctness runs, the
+# worker gathers up to ALONE_BATCH of them, waiting at most ALONE_GATHER_S after the first.
 ALONE_BATCH = 8
+ALONE_GATHER_S = 20.0
 LANE_TIMEOUT_S = 7 * 24 * 3600
 LANE_POLL_S = 1.0
 NO_GPU_EXIT = 3
@@ -314,6 +318,8 @@ class ClassGrading:
         self.no_gpu = ""
         self.fatal: GraderError | None = None
         self.alone: queue.Queue[_Student | None] = queue.Queue()
+        self.in_correctness = 0  # students given to the correctness pool whose correctness runs have not ended
+        self.in_correctness_guard = threading.Lock()
         self.phases_s = {"reference_build_s": 0.0, "reference_timing_s": 0.0}
         self.tests = plan(config, [t.name for t in config.tests])  # the lab's tests by how they hold the GPU
 
@@ -441,6 +447,7 @@ class ClassGrading:
                             "build_error")
                 return
             state.run = ProgramRun(self.config, built.binary, state.work / "run", self.lock)
+            self._count_in_correctness(+1)
             self.correctness_pool.submit(self._guarded, state, self._correctness)
         except _Stop:
             pass
@@ -474,9 +481,19 @@ class ClassGrading:
         except Exception as error:  # noqa: BLE001
             self._grader_problem(state, error)
 
+    def _count_in_correctness(self, change: int) -> None:
+        with self.in_correctness_guard:
+            self.in_correctness += change
+
     def _correctness(self, state: _Student) -> None:
         """The student's tests that may share the GPU (the scheduler's plan), a few students at once; then the
         serial tests and timing are queued for the thread that runs them alone."""
+        try:
+            self._run_correctness(state)
+        finally:
+            self._count_in_correctness(-1)
+
+    def _run_correctness(self, state: _Student) -> None:
         self._check_stop()
         started = time.monotonic()
         if not state.run.list_cases([t.name for t in self.config.tests], known=self.judge_listed):
@@ -508,15 +525,29 @@ class ClassGrading:
             self._guarded_reference()
         last = False
         while not last:
-            batch = [self.alone.get()]
-            while batch[-1] is not None and len(batch) < ALONE_BATCH and not self.alone.empty():
-                batch.append(self.alone.get())
+            batch = self._gather_batch()
             last = batch[-1] is None
             batch = [state for state in batch if state is not None]
             if batch and self.reference is not None and not self._stop_requested():
                 self._serial_and_timing(batch)
         if self.students_timed and self.reference is not None and not self._stop_requested():
             self._time_reference_again()
+
+    def _gather_batch(self) -> list[_Student | None]:
+        """The next students to time, in the order they came (None last once no more will come): up to
+        ALONE_BATCH, gathered while others are still in their correctness runs and for at most ALONE_GATHER_S
+        after the first."""
+        batch = [self.alone.get()]
+        deadline = time.monotonic() + ALONE_GATHER_S
+        while batch[-1] is not None and len(batch) < ALONE_BATCH:
+            if self.alone.empty() and (self.in_correctness == 0 or self.stopping.is_set()):
+                break  # none is on the way: waiting would only delay these
+            try:
+                batch.append(self.alone.get(timeout=min(max(0.0, deadline - time.monotonic()), 0.2)))
+            except queue.Empty:
+                if time.monotonic() >= deadline:
+                    break
+        return batch
 
     def _serial_and_timing(self, batch: list[_Student]) -> None:
         """The serial tests and timing cases of the students in `batch`, in one exclusive hold; then their scores."""

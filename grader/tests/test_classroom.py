@@ -147,6 +147,28 @@ def test_timing_runs_alone_and_only_where_it_can_earn_points(lab, tmp_path: Path
     assert not [r for r in runs if r["case"] == "toy timing: with copies"]  # worth 0 points: never timed
 
 
+def test_students_are_timed_in_batches_while_others_are_still_in_their_correctness_runs(lab, tmp_path: Path,
+                                                                                        monkeypatch):
+    # Each exclusive hold drains the correctness runs on the GPU first. Students whose correctness runs end one
+    # by one must not each cost a drain: the timing thread gathers those that come while others are running.
+    config, fakes, log = lab
+    holds = []
+    exclusive = GpuLock.exclusive
+
+    def counted(self):
+        holds.append(self.key)
+        return exclusive(self)
+    monkeypatch.setattr(GpuLock, "exclusive", counted)
+    for k in range(9):
+        submit(tmp_path / "in", f"student{k}", toy(f'{{"seconds": {0.1 + 0.1 * (k % 3)}}}'))
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, gpu_jobs=2)
+    timed = sorted({json.loads(line)["who"] for line in log.read_text().splitlines()
+                    if json.loads(line)["case"] == "toy timing: fast"})
+    assert timed == ["reference"] + [f"student{k}" for k in range(9)]
+    students_holds = len(holds) - 2  # the reference's timing, and its timing again at the end
+    assert students_holds <= 3, f"{students_holds} exclusive holds for 9 students: one for every few, not one each"
+
+
 def test_the_summary_says_whether_the_reference_held_still_over_the_run(lab, tmp_path: Path):
     config, fakes, log = lab
     a_class(tmp_path / "in")
@@ -309,6 +331,7 @@ def test_ctrl_c_stops_the_run_and_writes_the_gradebook_of_what_is_done(lab, tmp_
         raise AssertionError("alice was never graded")
 
     monkeypatch.setattr(classroom, "wait", ctrl_c_once_alice_is_done)
+    monkeypatch.setattr(classroom, "ALONE_GATHER_S", 0.0)  # alice is timed as soon as she is ready, not with zed
     graded = grade_it(config, tmp_path / "in", out, tmp_path)
     assert graded.stopped
     done = sorted(p.parent.name for p in out.glob("*/results.json"))
