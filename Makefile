@@ -3,7 +3,7 @@ include labs.mk
 # pytest may live in another interpreter than the first python3 (e.g. Debian's python3-pytest).
 PYTEST  ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && echo "$$p -m pytest" && break; done)
 
-.PHONY: help test test-gpu grade selfcheck bench-class leaderboard release skeleton skeleton-check handouts figures slides slides-check charts
+.PHONY: help test test-gpu grade selfcheck profile bench-class leaderboard release skeleton skeleton-check handouts figures slides slides-check charts
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -31,6 +31,10 @@ test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
 
 selfcheck: build ## reference full marks, skeleton zero, wrong variants caught, right ones pass (LAB="01-vector-add .." PARALLEL=..)
 	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(foreach lab,$(LAB),--lab $(lab)) $(if $(PARALLEL),--parallel $(PARALLEL))
+
+profile: ## your build of a lab's timed kernels under Nsight Compute: metrics, hints, a roofline (LAB=..)
+	$(if $(LAB),,$(error give the lab: make profile LAB=07-transpose))
+	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader profile --lab $(LAB) $(if $(OUT),--out $(OUT))
 
 bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); on a GPU machine
 	$(if $(LAB),,$(error give the lab: make bench-class LAB=01-vector-add N=200))

@@ -10,11 +10,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from grader import (build, buildinfo, calls, classroom, cluster, figures, handouts, intake, leaderboard, linkcheck, lms,
-                    merge, record, release, report, sandbox, skeleton, slurm, variants)
+                    merge, profile, record, release, report, sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu
-from grader.grade import fresh_workroot, grade_submission, remove_workroot
+from grader.grade import (build_reference, build_submission, compile_error_message, fresh_workroot, grade_submission,
+                          remove_workroot)
 from grader.proc import run_attached
 from grader.run.schedule import ProgramRun
 from grader.selfcheck import case_problems, check_lab
@@ -84,6 +85,46 @@ def cmd_grade(args: argparse.Namespace) -> int:
             print(f"{lab}: no test ran: the submission {why} (see above)", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    """Your build of a lab's timed kernels under Nsight Compute, beside the reference's where solutions/ is
+    there: a table, hints and a roofline (grader/profile.py)."""
+    config = load_lab(args.lab)
+    if not config.profile:
+        print(f"profile: {config.name} names no kernel to profile ([[profile]] in its lab.toml)", file=sys.stderr)
+        return 2
+    ncu = profile.find_ncu()
+    if ncu is None:
+        print("profile: Nsight Compute's `ncu` was not found (on the PATH, in /usr/local/cuda/bin or "
+              "/opt/nvidia/nsight-compute): install Nsight Compute, which comes with the CUDA toolkit",
+              file=sys.stderr)
+        return 2
+    _sandbox_for(untrusted=False, no_sandbox=False)  # your own files: the build is checked as grading checks it
+    workroot = fresh_workroot()
+    try:
+        staged = intake.stage(config.lab_dir, config, workroot / "submission")
+        built = build_submission(config, staged.folder, workroot / "build")
+        if not built.ok:
+            print(compile_error_message(built, staged), file=sys.stderr)
+            return 1
+        # Profiling times nothing that counts, but its runs must not overlap another's timing on this GPU.
+        with GpuLock(list_gpus()[0].key).exclusive():
+            mine = profile.profile_build(config, built.binary, ncu, workroot / "yours")
+            reference = None
+            if config.solution_dir is not None and not args.no_reference:
+                reference = profile.profile_build(config, build_reference(config, workroot / "build"), ncu,
+                                                  workroot / "reference")
+        print(profile.write_profile(config, mine, reference, Path(args.out) / config.name))
+        return 0
+    except intake.IntakeError as error:
+        print(f"profile: your files were refused as grading would refuse them: {error}", file=sys.stderr)
+        return 1
+    except profile.ProfileError as error:
+        print(f"profile: {error}", file=sys.stderr)
+        return 2
+    finally:
+        remove_workroot(workroot, args.keep)
 
 
 def _part(text: str) -> tuple[int, int]:
@@ -429,6 +470,18 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--no-sandbox", action="store_true",
                        help="grade untrusted code without the OS sandbox (only where none can run; see README)")
     grade.set_defaults(run=cmd_grade)
+
+    profiling = commands.add_parser(
+        "profile", help="your build of a lab's timed kernels under Nsight Compute: metrics, hints, a roofline",
+        description="Runs each kernel a lab's [[profile]] names once under Nsight Compute (ncu), in its timing "
+                    "case, and shows its counters beside the reference's (where solutions/ is there), with the "
+                    "lab's hints and a roofline picture. It profiles the lab's files in this checkout, on this "
+                    "machine's GPU, outside the sandbox: your own code.")
+    profiling.add_argument("--lab", required=True)
+    profiling.add_argument("--out", default="build/profile", help="where <lab>/report.txt and roofline.png go")
+    profiling.add_argument("--no-reference", action="store_true", help="profile your build only")
+    profiling.add_argument("--keep", action="store_true", help="keep the build and the profiler's CSV files")
+    profiling.set_defaults(run=cmd_profile)
 
     klass = commands.add_parser(
         "grade-class", help="grade every submission in a folder; writes a gradebook and a summary",

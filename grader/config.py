@@ -46,6 +46,31 @@ class TestSpec:
     sanitizer: str | None = None  # run under `compute-sanitizer --tool <this>`; a finding fails the test
 
 
+# The metrics a profile shows (grader/profile.py's METRICS, in the same order), which [[profile_hints]] may name.
+PROFILE_METRICS = ("duration_ms", "dram_pct", "occupancy_pct", "registers", "shared_bytes", "load_sectors",
+                   "store_sectors", "bank_conflicts", "l2_hit_pct", "active_threads", "fp32_pct")
+
+
+@dataclass(frozen=True)
+class ProfileEntry:
+    """[[profile]] in lab.toml: a kernel `make profile` measures, and the timing case that runs it."""
+
+    kernel: str  # its function's name, without template arguments or parameters
+    case: str
+
+
+@dataclass(frozen=True)
+class ProfileHint:
+    """[[profile_hints]] in lab.toml: what to tell a student whose kernel has `metric` above or below a
+    threshold; `kernels` (regular expressions over kernel names) limits it to some kernels."""
+
+    metric: str
+    text: str
+    above: float | None = None
+    below: float | None = None
+    kernels: tuple[str, ...] = ()
+
+
 # How a performance item's share of points falls between full_at and zero_at ([[perf]]'s `falloff`):
 # "inverse", points x full_at / ratio, none past zero_at; "linear", a straight line from all at full_at to none at
 # zero_at.
@@ -153,6 +178,8 @@ class LabConfig:
     questions: tuple[QuestionSpec, ...] = field(default=())
     hours: float | None = None  # the handout's estimate of a student's time on the lab, questions included
     run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
+    profile: tuple[ProfileEntry, ...] = field(default=())  # the kernels `make profile` measures
+    profile_hints: tuple[ProfileHint, ...] = field(default=())
     # How the lab's header crosses between judge and runner (grader/calls.py): [host_buffers],
     # [shared_host_buffers], [host_allocators] and [objects].
     call_tables: CallTables = field(default_factory=lambda: CallTables())
@@ -371,7 +398,8 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
 
     where = str(public_path.relative_to(root))
     hidden_where = str(hidden_path.relative_to(root))
-    unknown = set(public) - {"lab", "grading", "params", "tests", "perf", "questions", *CALL_TABLES}
+    unknown = set(public) - {"lab", "grading", "params", "tests", "perf", "questions", "profile", "profile_hints",
+                             *CALL_TABLES}
     unknown |= set(hidden) - {"grading", "params", "tests", "wrong", "right"}
     if unknown:
         raise ConfigError(f"{where} or {hidden_where}: unknown table(s) {sorted(unknown)}")
@@ -444,7 +472,50 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         call_tables=_call_tables(public, where),
         questions=tuple(_questions(public.get("questions", []), known_cases, where)),
         hours=_number(info, "hours", f"{where} [lab]", minimum=0.5) if "hours" in info else None,
+        profile=tuple(_profile(public.get("profile", []), {p.case for p in perf}, where)),
+        profile_hints=tuple(_profile_hints(public.get("profile_hints", []), where)),
     )
+
+
+def _profile(entries: list, timing_cases: set[str], where: str) -> list[ProfileEntry]:
+    """[[profile]]: each a kernel and the timing case that runs it."""
+    profile = []
+    for i, entry in enumerate(entries):
+        here = f"{where} [[profile]] #{i + 1}"
+        for key in ("kernel", "case"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise ConfigError(f"{here}: '{key}' is required")
+        if entry["case"] not in timing_cases:
+            raise ConfigError(f"{here}: case {entry['case']!r} is no timing case of [[perf]]")
+        if not re.fullmatch(r"[A-Za-z_]\w*", entry["kernel"]):
+            raise ConfigError(f"{here}: kernel {entry['kernel']!r} must be a function's plain name, no template "
+                              f"arguments or parameters")
+        profile.append(ProfileEntry(kernel=entry["kernel"], case=entry["case"]))
+    return profile
+
+
+def _profile_hints(entries: list, where: str) -> list[ProfileHint]:
+    """[[profile_hints]]: a metric, `above` or `below`, the sentence for the student, and optionally `kernels`."""
+    hints = []
+    for i, entry in enumerate(entries):
+        here = f"{where} [[profile_hints]] #{i + 1}"
+        if entry.get("metric") not in PROFILE_METRICS:
+            raise ConfigError(f"{here}: 'metric' must be one of {list(PROFILE_METRICS)}, not {entry.get('metric')!r}")
+        if not isinstance(entry.get("text"), str) or not entry["text"].strip():
+            raise ConfigError(f"{here}: 'text' is required: what the student should try")
+        if ("above" in entry) == ("below" in entry):
+            raise ConfigError(f"{here}: give 'above' or 'below', one of the two")
+        kernels = _strings(entry, "kernels", here)
+        for pattern in kernels:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ConfigError(f"{here}: kernels pattern {pattern!r} is no regular expression: {error}") from None
+        hints.append(ProfileHint(metric=entry["metric"], text=entry["text"].strip(),
+                                 above=_number(entry, "above", here) if "above" in entry else None,
+                                 below=_number(entry, "below", here) if "below" in entry else None,
+                                 kernels=kernels))
+    return hints
 
 
 def _questions(entries: list, case_names: set[str], where: str) -> list[QuestionSpec]:
