@@ -252,11 +252,13 @@ def timed_cases(config: LabConfig) -> list[str]:
     return [case for case in config.timing_cases if any(p.case == case and p.points > 0 for p in config.perf)]
 
 
-def _timing_run(evaluation: Evaluation) -> dict:
-    """What summary.write_reference_timings keeps of a timing of the reference: when, its medians, what failed."""
+def _timing_run(config: LabConfig, evaluation: Evaluation) -> dict:
+    """What summary.write_reference_timings keeps of a timing of the reference: when, the medians of the
+    measurements that scores rest on (those worth points, and what they are divided by), what failed."""
+    scored = {name for spec in config.perf if spec.points > 0 for name in spec.records}
     return {"at": evaluation.programs[0]["at"][0] if evaluation.programs else time.time(),
             "medians": {t["name"]: t["median_s"] for o in evaluation.outcomes.values() if o.passed
-                        for t in o.timings if "median_s" in t},
+                        for t in o.timings if t.get("name") in scored and "median_s" in t},
             "failed": [f"{name}: {o.status}" for name, o in evaluation.outcomes.items() if not o.passed]}
 
 
@@ -542,15 +544,14 @@ class ClassGrading:
     def _time_reference_again(self) -> None:
         """The reference's timing cases once more, after the class's, written beside the results with the timing
         every student was scored against (summary.py compares the two)."""
-        again = ProgramRun(self.config, self._reference_binary(), self.workroot / "reference-again", self.lock)
-        again.workdir.mkdir(parents=True, exist_ok=True)
         try:
-            with hold(self.lock, alone=True):
-                again.run_alone(timed_cases(self.config))
-            last = _timing_run(again.evaluation())
+            again = time_reference(self.config, self._reference_binary(), self.workroot / "reference-again",
+                                   self.lock, timed_cases(self.config))
+            last = _timing_run(self.config, again)
         except Exception as error:  # noqa: BLE001 (the class is graded; only the check is lost)
             last = {"at": time.time(), "medians": {}, "failed": [f"grader problem: {error}"]}
-        summary.write_reference_timings(self.out_dir, self.gpu.key, self.gpu.name, [_timing_run(self.reference), last])
+        summary.write_reference_timings(self.out_dir, self.gpu.key, self.gpu.name,
+                                        [_timing_run(self.config, self.reference), last])
 
     def _guarded_reference(self) -> None:
         try:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import tempfile
 import time
@@ -16,7 +15,7 @@ from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu
 from grader.grade import (build_reference, build_submission, compile_error_message, fresh_workroot, grade_submission,
                           remove_workroot)
-from grader.proc import run_attached
+from grader.proc import interrupt_on_sigterm, run_attached
 from grader.run.schedule import ProgramRun
 from grader.selfcheck import case_problems, check_lab
 
@@ -134,13 +133,6 @@ def _part(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def _interrupt_on_sigterm() -> None:
-    """Slurm ends a task that runs out of time with SIGTERM: stop as on Ctrl-C, writing what is done."""
-    def stop(signum, frame):
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, stop)
-
-
 def cmd_grade_class(args: argparse.Namespace) -> int:
     config = load_lab(args.lab)
     submissions = Path(args.submissions)
@@ -172,7 +164,7 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
         reference_build=Path(args.reference_build) if args.reference_build else None,
         counts_file=Path(args.counts_file) if args.counts_file else None,
         stop_file=Path(args.stop_file) if args.stop_file else None, keep_work=args.keep)
-    _interrupt_on_sigterm()
+    interrupt_on_sigterm()
     workroot = fresh_workroot()
     try:
         result = classroom.grade_class(config, submissions, out, workroot, options, args.shard, args.lane)

@@ -101,7 +101,8 @@ def lock_dir() -> Path:
     return Path(os.environ.get(LOCK_DIR_VARIABLE, str(DEFAULT_LOCK_DIR)))
 
 
-def _safe(key: str) -> str:
+def safe_key(key: str) -> str:
+    """A GPU's key as part of a file name: its lock's, and its reference timings' (summary.py)."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", key)
 
 
@@ -114,8 +115,8 @@ class GpuLock:
         if folder.stat().st_uid == os.getuid():
             folder.chmod(0o1777)  # the graders of every user on this machine queue on the same files
         self.key = key
-        self.path = folder / f"gpu-{_safe(key)}.lock"
-        self.turnstile = folder / f"gpu-{_safe(key)}.turnstile"
+        self.path = folder / f"gpu-{safe_key(key)}.lock"
+        self.turnstile = folder / f"gpu-{safe_key(key)}.turnstile"
         # This grader's shared holds: when each one still held began, and how long recent ones lasted.
         self._guard = threading.Lock()
         self._holding: dict[object, float] = {}

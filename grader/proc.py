@@ -127,6 +127,14 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def interrupt_on_sigterm() -> None:
+    """Stop on SIGTERM as on Ctrl-C (KeyboardInterrupt), so that what is done is written: Slurm ends a task
+    that runs out of time with it, and `timeout` a command."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
+
+
 def tool_output(command: list[str], stdin: str = "", timeout_s: float = 120) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of a trusted tool reading files (nm, objdump, c++filt); all of stdout is kept."""
     try:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader import lms
+from grader.gpulock import safe_key
 from grader.report import write_text
 
 RESULTS = "results.json"
@@ -115,7 +115,7 @@ def summary_text(lab: str, maximum: float, table: list[Row], missing: list[str] 
 def write_reference_timings(out_dir: Path, gpu: str, name: str, runs: list[dict]) -> Path:
     """A lane's reference timings: each run {"at": seconds since the epoch, "medians": {measurement: seconds},
     "failed": [cases]}, the first the one the lane scored its students against."""
-    path = out_dir / REFERENCE_TIMINGS.format(gpu=re.sub(r"[^A-Za-z0-9._-]", "_", gpu))
+    path = out_dir / REFERENCE_TIMINGS.format(gpu=safe_key(gpu))
     write_text(path, json.dumps({"gpu": gpu, "name": name, "runs": runs}, indent=2) + "\n")
     return path
 

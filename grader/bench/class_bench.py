@@ -28,7 +28,6 @@ import os
 import re
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,7 @@ from pathlib import Path
 from grader import buildinfo, classroom, summary
 from grader.config import REPO_ROOT, LabConfig, load_lab
 from grader.errors import NoGpu
-from grader.proc import run_process
+from grader.proc import interrupt_on_sigterm, run_process
 
 KERNEL_START = re.compile(r"__global__\s+void\s+\w+\s*\([^)]*\)\s*\{")
 LAUNCH_LINE = re.compile(r"^\s*[\w:<>]+<<<.*>>>\(.*\);\s*$", re.M)
@@ -136,9 +135,9 @@ def _programs_by_gpu(results: dict[str, dict]) -> dict[str, list[dict]]:
         gpu = extra.get("lane", {}).get("gpu", "?")
         programs = by_gpu.setdefault(gpu, {})
         for program in extra.get("programs", []):
-            programs[(student, tuple(program["at"]), program["gpu"])] = dict(program, who=student)
+            programs[(student, tuple(program["at"]), program["hold"])] = dict(program, who=student)
         for program in extra.get("reference_programs", []):
-            programs[("reference", tuple(program["at"]), program["gpu"])] = dict(program, who="reference")
+            programs[("reference", tuple(program["at"]), program["hold"])] = dict(program, who="reference")
     return {gpu: sorted(programs.values(), key=lambda p: p["at"][0]) for gpu, programs in by_gpu.items()}
 
 
@@ -147,8 +146,8 @@ def gpu_exclusivity(results: dict[str, dict]) -> dict:
     overlapped one of them in time (none, when the GPU lock held); wall-clock times, so lanes line up."""
     report = {}
     for gpu, programs in _programs_by_gpu(results).items():
-        alone = [p for p in programs if p["gpu"] == "alone"]
-        beside = [f"{a['who']} (alone, {a['at']}) and {p['who']} ({p['gpu']}, {p['at']})" for a in alone
+        alone = [p for p in programs if p["hold"] == "alone"]
+        beside = [f"{a['who']} (alone, {a['at']}) and {p['who']} ({p['hold']}, {p['at']})" for a in alone
                   for p in programs if p is not a and p["at"][0] < a["at"][1] and a["at"][0] < p["at"][1]]
         report[gpu] = {"programs": len(programs), "alone": len(alone), "overlapping_an_alone_one": beside}
     return report
@@ -159,6 +158,7 @@ def lanes(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) ->
     reference timing it scored its students against: one per lane, taken on that lane's GPU."""
     report: dict[str, dict] = {}
     starts = [p["at"][0] for programs in _programs_by_gpu(results).values() for p in programs]
+    shown = public_name(config)
     for student, result in sorted(results.items()):
         extra = result["extra_data"]
         lane = extra.get("lane", {})
@@ -173,12 +173,11 @@ def lanes(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) ->
         ends = [p["at"][1] for p in extra.get("programs", [])]
         if ends and starts:
             entry["last_program_ended_s"] = round(max(entry["last_program_ended_s"], max(ends) - min(starts)), 1)
-        shown = public_name(config)
         medians = {shown.get(case, case): [t.get("median_s") for t in timings] for case, timings in
                    extra.get("reference_timings", {}).items()}
         if medians and medians not in entry["reference_timings"]:
             entry["reference_timings"].append(medians)
-        timed_at = [p["at"] for p in extra.get("reference_programs", []) if p["gpu"] == "alone"]
+        timed_at = [p["at"] for p in extra.get("reference_programs", []) if p["hold"] == "alone"]
         if timed_at and timed_at not in entry["reference_timed_at"]:
             entry["reference_timed_at"].append(timed_at)
     every_timing = [json.dumps(t) for entry in report.values() for t in entry["reference_timed_at"]]
@@ -332,14 +331,6 @@ class MachineUse:
         return text
 
 
-def _stop_on_sigterm() -> None:
-    """A bench that `timeout` or Slurm ends stops as after Ctrl-C: the programs running finish, and what was
-    graded is reported."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, interrupt)
-
-
 def _rival(config: LabConfig, submissions: Path, out: Path, stop: threading.Event, report: dict) -> None:
     """Another TA's grader on the same GPU: grade-class, over and over, until told to stop."""
     rounds = 0
@@ -365,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="grade the class this many times (all regraded)")
     parser.add_argument("--rival", action="store_true", help="a second grader grades a copy of the class meanwhile")
     args = parser.parse_args(argv)
-    _stop_on_sigterm()
+    interrupt_on_sigterm()  # a bench that `timeout` ends reports what was graded, as after Ctrl-C
 
     config = load_lab(args.lab)
     out = Path(args.out or tempfile.mkdtemp(prefix="kit-bench-")).resolve()

@@ -177,7 +177,7 @@ class ProgramRun:
     # program, an even share of it) and the test's own seconds.
     case_s: dict[str, dict[str, float]] = field(default_factory=dict)
     reruns: list[dict] = field(default_factory=list)  # each timing taken again near a threshold, and which counted
-    # Each test program run: its cases, how it held the GPU ("shared" or "alone") and when (wall clock, seconds since
+    # Each test program run: its cases, how it held the GPU ("hold": "shared" or "alone") and when (wall clock, seconds since
     # the epoch, so that the runs of several graders on one machine line up): the audit that no timing ran beside
     # anything on its GPU reads these.
     programs: list[dict] = field(default_factory=list)
@@ -242,13 +242,13 @@ class ProgramRun:
                           test_s=sum(o.seconds for o in outcomes.values()), programs=list(self.programs))
 
     @contextmanager
-    def _program(self, cases: list[str], gpu: str):
-        """Books one test program's run of `cases`, holding the GPU as `gpu` says, in `programs`."""
+    def _program(self, cases: list[str], held: str):
+        """Books one test program's run of `cases`, with the GPU held as `held` says, in `programs`."""
         started = time.time()
         try:
             yield
         finally:
-            self.programs.append({"cases": cases, "gpu": gpu, "at": [round(started, 3), round(time.time(), 3)]})
+            self.programs.append({"cases": cases, "hold": held, "at": [round(started, 3), round(time.time(), 3)]})
 
     def _shared(self, start: Callable[[_Argument], _Result], argument: _Argument) -> _Result:
         """`start(argument)` under the GPU lock held shared, booking the wait."""
@@ -257,20 +257,20 @@ class ProgramRun:
         self.lock_wait["shared_s"] += waited
         return result
 
-    def _run(self, case: str, gpu: str) -> CaseOutcome:
-        """One case in a program of its own, holding the GPU as `gpu` says, or not at all once the budget is
-        spent."""
+    def _run(self, case: str, held: str) -> CaseOutcome:
+        """One case in a program of its own, with the GPU held as `held` says ("shared" or "alone"), or not at
+        all once the budget is spent."""
         wrapper = sanitizer_wrappers(self.config, [case]).get(case)
 
         def start() -> CaseOutcome:
-            with self._program([case], gpu):
+            with self._program([case], held):
                 return judge.run_case(self.binary, case, case_timeout(self.config, case), self.workdir,
                                       seed_for(self.config), self.config.run_limits, wrapper)
         return self.budget.run(case, start)
 
-    def _run_and_book(self, case: str, gpu: str) -> None:
+    def _run_and_book(self, case: str, held: str) -> None:
         started = time.monotonic()
-        outcome = self._run(case, gpu)
+        outcome = self._run(case, held)
         self.case_s[case] = {"run": round(time.monotonic() - started, 3), "test": round(outcome.seconds, 3)}
         self.outcomes[case] = outcome
 

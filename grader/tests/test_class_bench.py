@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from grader import proc
 from grader.bench import class_bench
+from grader.config import ConfigError
 
 KERNEL = "__global__ void add(float* c, int n) {\n  c[0] = 1.0f;\n}\nvoid launch() {\n  add<<<1, 1>>>(c, n);\n}\n"
 
@@ -70,7 +72,7 @@ def test_the_report_numbers_hidden_tests_instead_of_naming_them(lab01, tmp_path:
 
 def _lane_result(gpu: str, score: float, programs: list, reference_at: list, reference_median: float) -> dict:
     extra = {"lane": {"gpu": gpu, "name": "H100", "cuda_visible_devices": gpu}, "programs": programs,
-             "reference_programs": [{"cases": ["t"], "gpu": "alone", "at": reference_at}],
+             "reference_programs": [{"cases": ["t"], "hold": "alone", "at": reference_at}],
              "reference_timings": {"t": [{"name": "k", "median_s": reference_median}]}}
     return {"score": score, "tests": [], "extra_data": extra}
 
@@ -78,12 +80,12 @@ def _lane_result(gpu: str, score: float, programs: list, reference_at: list, ref
 def test_each_lane_is_reported_with_its_own_reference_and_overlaps_are_caught(lab01):
     full = lab01.autograded_points
     results = {
-        "s0": _lane_result("gpu-0", full, [{"cases": ["a"], "gpu": "shared", "at": [10.0, 12.0]},
-                                           {"cases": ["t"], "gpu": "alone", "at": [12.5, 13.5]}], [1.0, 2.0], 1e-3),
+        "s0": _lane_result("gpu-0", full, [{"cases": ["a"], "hold": "shared", "at": [10.0, 12.0]},
+                                           {"cases": ["t"], "hold": "alone", "at": [12.5, 13.5]}], [1.0, 2.0], 1e-3),
         # on the other GPU at the same time: no overlap, since overlaps count on one GPU only
-        "s1": _lane_result("gpu-1", full, [{"cases": ["t"], "gpu": "alone", "at": [12.6, 13.4]}], [1.1, 2.1], 1.1e-3),
+        "s1": _lane_result("gpu-1", full, [{"cases": ["t"], "hold": "alone", "at": [12.6, 13.4]}], [1.1, 2.1], 1.1e-3),
         # a correctness run on gpu-0 that began while s0 was timed: the lock failed
-        "s2": _lane_result("gpu-0", full - 1, [{"cases": ["a"], "gpu": "shared", "at": [13.0, 14.0]}],
+        "s2": _lane_result("gpu-0", full - 1, [{"cases": ["a"], "hold": "shared", "at": [13.0, 14.0]}],
                            [1.0, 2.0], 1e-3),
     }
     kinds = {"s0": "reference", "s1": "reference", "s2": "reference"}
@@ -132,9 +134,14 @@ def test_machine_use_reports_the_cores_and_the_cpu_seconds_of_what_it_ran():
 
 
 def test_sigterm_stops_the_bench_as_ctrl_c_does(monkeypatch):
+    called = []
+    monkeypatch.setattr(class_bench, "interrupt_on_sigterm", lambda: called.append(True))
+    with pytest.raises(ConfigError):
+        class_bench.main(["--lab", "99-no-such-lab"])
+    assert called  # before anything is graded
     previous = signal.getsignal(signal.SIGTERM)
     try:
-        class_bench._stop_on_sigterm()
+        proc.interrupt_on_sigterm()
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(1)
@@ -148,7 +155,7 @@ def test_the_reference_copies_ratios_show_their_spread_and_any_drift_over_the_ru
     for k, ratio in enumerate([1.0, 1.1, 1.0, 1.3, 1.5, 1.6]):  # timed in this order: slower as the run went on
         extra = {"timings": {spec.case: [{"name": spec.measurement, "median_s": ratio * 1e-3}]},
                  "reference_timings": {spec.case: [{"name": spec.measurement, "median_s": 1e-3}]},
-                 "programs": [{"cases": [spec.case], "gpu": "alone", "at": [100.0 + k, 100.5 + k]}]}
+                 "programs": [{"cases": [spec.case], "hold": "alone", "at": [100.0 + k, 100.5 + k]}]}
         results[f"s{k}"] = {"score": 0.0, "tests": [], "extra_data": extra}
     kinds = {f"s{k}": "reference" for k in range(6)}
     kinds["s5"] = "slow"  # not a copy of the reference: left out
