@@ -10,9 +10,19 @@ profiled; where solutions/ is there, the reference's is too, and each metric is 
 [[profile_hints]] entries say, for one metric past a threshold, what a student should try: the grader holds
 no lab-specific text.
 
-It profiles the student's own build on their own GPU, outside the sandbox: a student profiling their own
-code has nothing to guard against. Reading the counters needs the driver's permission
-(ERR_NVGPUCTRPERM otherwise; `counters_locked_message` says how to get it). Class grading does not profile.
+`make profile` profiles the student's own build on their own GPU, outside the sandbox: a student profiling their
+own code has nothing to guard against. Reading the counters needs the driver's permission (ERR_NVGPUCTRPERM
+otherwise; `counters_locked_message` says how to get it).
+
+`grade --profile` and `grade-class --profile` (off by default) profile a submission after it is graded, as
+feedback: the table and hints join the student's report, and nothing here feeds a score. The code is untrusted,
+so ncu runs inside the runner's sandbox, in front of the runner (`confined_command`): the judge starts
+`bwrap ... prlimit ... ncu ... runner`, ncu injects itself into the runner there, sees the GPU's device files the
+runner sees, and writes its CSV into a fresh folder that is the one thing the sandbox lets it write. Student code
+can write that folder too, so a submission can falsify its own profile: that misleads only its own feedback,
+never a score, and the grader reads the file back as untrusted text (`read_untrusted`: no link followed, size
+capped). Where the driver lets only administrators read the counters, ncu fails inside the sandbox (it drops
+every capability and, for a grader run as root, runs as nobody), and the feedback says so instead of a table.
 """
 from __future__ import annotations
 
@@ -20,18 +30,24 @@ import csv
 import io
 import re
 import shutil
-from dataclasses import dataclass
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from grader.config import LabConfig, ProfileHint
+from grader import sandbox
+from grader.config import LabConfig, ProfileEntry, ProfileHint, Shows
 from grader.proc import run_process, scrubbed_env
-from grader.run.runner import runner_of
+from grader.run.runner import runner_confinement, runner_of, unsplit_confinement
 
 NCU_NAMES = ("ncu", "nv-nsight-cu-cli")
 NCU_FOLDERS = ("/usr/local/cuda/bin", "/opt/nvidia/nsight-compute")
 LAUNCHES_SKIPPED = 2  # the first calls of a timing case are its warm-up
 PROFILE_TIMEOUT_S = 600
 COUNTERS_LOCKED = "ERR_NVGPUCTRPERM"
+# ncu's CSV for one launch and these metrics is a few kilobytes; a file a submission grew past this is not ncu's.
+REPORT_BYTES_READ = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,34 @@ def command(binary: Path, case: str, ncu: list[str]) -> tuple[list[str], dict[st
     if runner_of(binary) is not None:
         return run, {"KIT_RUNNER_PREFIX": "\n".join(ncu)}
     return ncu + run, {}
+
+
+def confined_command(binary: Path, case: str, ncu: list[str], writable: Path, workdir: Path,
+                     limits: sandbox.Limits | None) -> tuple[list[str], dict[str, str]]:
+    """As `command`, for untrusted code: ncu runs inside the sandbox of the code it measures, in front of the
+    runner (or of a whole unsplit program), and may write only `writable`, where its CSV goes. The judge stays
+    outside, as in grading."""
+    run = [str(binary), f"--test-case={case}", "--no-colors"]
+    runner = runner_of(binary)
+    if runner is None:
+        spec = unsplit_confinement(binary, workdir, limits)
+        return sandbox.confine(ncu + run, replace(spec, writable=spec.writable + (writable,))), {}
+    started = sandbox.confine(ncu + [str(runner)], replace(runner_confinement(runner, limits), writable=(writable,)))
+    return run, {"KIT_RUNNER": started[-1], "KIT_RUNNER_PREFIX": "\n".join(started[:-1])}
+
+
+def read_untrusted(path: Path, limit: int = REPORT_BYTES_READ) -> str:
+    """The text of a file that code in the sandbox could have written or replaced: "" unless it is a regular file
+    (a link is not followed: it could lead out of the sandbox to a file of the grader's), and at most `limit`
+    bytes of it."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            return ""
+        return file.read(limit).decode(errors="replace")
 
 
 def counters_locked_message() -> str:
@@ -213,9 +257,10 @@ def _shown(value: float | None) -> str:
     return f"{value:.2e}"
 
 
-def table(kernel: str, mine: dict[str, float | None], reference: dict[str, float | None] | None) -> str:
-    """One kernel's metrics, beside the reference's where there is one."""
-    heads = ["metric", "yours"] + (["reference"] if reference is not None else [])
+def table(kernel: str, mine: dict[str, float | None], reference: dict[str, float | None] | None,
+          label: str = "yours") -> str:
+    """One kernel's metrics (headed `label`), beside the reference's where there is one."""
+    heads = ["metric", label] + (["reference"] if reference is not None else [])
     rows = [[f"{m.label}" + (f" ({m.unit})" if m.unit else ""), _shown(mine.get(m.key))]
             + ([_shown(reference.get(m.key))] if reference is not None else []) for m in METRICS]
     widths = [max(len(row[i]) for row in rows + [heads]) for i in range(len(heads))]
@@ -227,16 +272,16 @@ def table(kernel: str, mine: dict[str, float | None], reference: dict[str, float
 
 
 def report(config: LabConfig, mine: dict[str, dict[str, float]], reference: dict[str, dict[str, float]] | None,
-           missing: dict[str, str]) -> str:
-    """The whole text: per kernel of the config, its table and hints, or why it has none."""
+           missing: dict[str, str], label: str = "yours", entries: Sequence[ProfileEntry] | None = None) -> str:
+    """The whole text: per kernel of the config (or of `entries`), its table and hints, or why it has none."""
     parts = [f"Profile of {config.name}'s timed kernels (Nsight Compute, one launch each)."]
-    for entry in config.profile:
+    for entry in config.profile if entries is None else entries:
         if entry.kernel in missing:
             parts.append(f"{entry.kernel}: not measured: {missing[entry.kernel]}")
             continue
         values = derive(mine.get(entry.kernel, {}))
         theirs = derive(reference[entry.kernel]) if reference and entry.kernel in reference else None
-        parts.append(table(entry.kernel, values, theirs))
+        parts.append(table(entry.kernel, values, theirs, label))
         for text in matching_hints(config.profile_hints, entry.kernel, values):
             parts.append(f"  hint: {text}")
     return "\n\n".join(parts) + "\n"
@@ -287,18 +332,25 @@ class Profiled:
     missing: dict[str, str]
 
 
-def profile_build(config: LabConfig, binary: Path, ncu: Path, workdir: Path) -> Profiled:
-    """Each [[profile]] kernel of a built test program, measured in a run of its timing case under ncu."""
+def profile_build(config: LabConfig, binary: Path, ncu: Path, workdir: Path,
+                  entries: Sequence[ProfileEntry] | None = None, confined: bool = False,
+                  timeout_s: float = PROFILE_TIMEOUT_S) -> Profiled:
+    """Each [[profile]] kernel of a built test program (or those of `entries`), measured in a run of its timing
+    case under ncu. `confined`: the code is untrusted, and ncu runs in its sandbox (confined_command)."""
     workdir.mkdir(parents=True, exist_ok=True)
     profiled = Profiled({}, {})
-    for entry in config.profile:
-        csv_report = workdir / f"{entry.kernel}.csv"
+    for entry in config.profile if entries is None else entries:
+        written = workdir / f"ncu-{entry.kernel}"  # the one folder the sandbox lets ncu (and the code) write
+        written.mkdir(exist_ok=True)
+        csv_report = written / "report.csv"
         csv_report.unlink(missing_ok=True)
         results = workdir / f"{entry.kernel}.jsonl"
-        run, extra = command(binary, entry.case, ncu_command(ncu, entry.kernel, csv_report))
+        words = ncu_command(ncu, entry.kernel, csv_report)
+        run, extra = (confined_command(binary, entry.case, words, written, workdir, config.run_limits) if confined
+                      else command(binary, entry.case, words))
         env = scrubbed_env(workdir, {"KIT_RESULTS": str(results), **extra})
-        process = run_process(run, cwd=workdir, env=env, timeout_s=PROFILE_TIMEOUT_S)
-        text = csv_report.read_text(errors="replace") if csv_report.is_file() else ""
+        process = run_process(run, cwd=workdir, env=env, timeout_s=timeout_s)
+        text = read_untrusted(csv_report)
         measured = parse_report(text)
         if entry.kernel in measured:
             profiled.kernels[entry.kernel] = measured[entry.kernel]
@@ -316,16 +368,124 @@ class ProfileError(Exception):
     """Profiling cannot run here: the message says why and what to do."""
 
 
-def write_profile(config: LabConfig, mine: Profiled, reference: Profiled | None, out: Path) -> str:
-    """report.txt and roofline.png in `out`; returns the report's text."""
+def write_profile(config: LabConfig, mine: Profiled, reference: Profiled | None, out: Path,
+                  label: str = "yours") -> str:
+    """report.txt and roofline.png in `out`, `mine` headed `label`; returns the report's text."""
     out.mkdir(parents=True, exist_ok=True)
-    text = report(config, mine.kernels, reference.kernels if reference else None, mine.missing)
-    points = [point for kernel, raw in mine.kernels.items() if (point := roofline_point(f"{kernel} (yours)", raw))]
-    if reference:
-        points += [point for kernel, raw in reference.kernels.items()
-                   if (point := roofline_point(f"{kernel} (reference)", raw))]
-    limits = next((found for raw in mine.kernels.values() if (found := roofs(raw))), None)
-    picture = draw_roofline(out / "roofline.png", f"{config.name}: timed kernels", points, *(limits or (0.0, 0.0)))
-    text += "\n" + picture + "\n"
+    text = report(config, mine.kernels, reference.kernels if reference else None, mine.missing, label)
+    points = points_of(mine, f"({label})") + (points_of(reference, "(reference)") if reference else [])
+    text += "\n" + write_picture(out, f"{config.name}: timed kernels", points, mine.kernels) + "\n"
     (out / "report.txt").write_text(text)
     return text
+
+
+def points_of(profiled: Profiled, suffix: str) -> list[RooflinePoint]:
+    """The roofline's points of one build's kernels, each labelled with its kernel and `suffix`."""
+    return [point for kernel, raw in profiled.kernels.items() if (point := roofline_point(f"{kernel} {suffix}", raw))]
+
+
+def write_picture(out: Path, title: str, points: list[RooflinePoint], measured: dict[str, dict[str, float]]) -> str:
+    """<out>/roofline.png under the roofs of the GPU that `measured` (kernel -> ncu metrics) ran on; the report's
+    line saying where it is, or why there is none."""
+    out.mkdir(parents=True, exist_ok=True)
+    limits = next((found for raw in measured.values() if (found := roofs(raw))), None)
+    return draw_roofline(out / "roofline.png", title, points, *(limits or (0.0, 0.0)))
+
+
+# -- what a slow variant must show (grader profile --check) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One `shows` condition of a [[slow]] variant, judged: its value, the reference's, and whether it held."""
+
+    shows: Shows
+    value: float | None
+    reference: float | None
+    held: bool
+    why_not: str = ""  # where it could not be judged: what was missing
+
+    def line(self) -> str:
+        head = f"{'ok  ' if self.held else 'FAIL'} {self.shows.kernel}: {self.shows.metric}"
+        if self.why_not:
+            return f"{head}: {self.why_not} (wanted: {wanted(self.shows)})"
+        return (f"{head} {_shown(self.value)}, the reference's {_shown(self.reference)} "
+                f"(wanted: {wanted(self.shows)})")
+
+
+def wanted(shows: Shows) -> str:
+    """The bounds of a condition in words: "more than 4x the reference's, above 4"."""
+    said = []
+    if shows.more_than_reference is not None:
+        said.append(f"more than {shows.more_than_reference:g}x the reference's")
+    if shows.less_than_reference is not None:
+        said.append(f"less than {shows.less_than_reference:g}x the reference's")
+    if shows.above is not None:
+        said.append(f"above {shows.above:g}")
+    if shows.below is not None:
+        said.append(f"below {shows.below:g}")
+    return ", ".join(said)
+
+
+def judge_shows(shows: Shows, variant: Profiled, reference: Profiled) -> Verdict:
+    """Whether the variant's profile shows what `shows` says, against the reference's."""
+    if shows.kernel in variant.missing or shows.kernel not in variant.kernels:
+        why = variant.missing.get(shows.kernel, "not measured")
+        return Verdict(shows, None, None, False, f"the variant's kernel was not measured: {why}")
+    value = derive(variant.kernels[shows.kernel])[shows.metric]
+    theirs = derive(reference.kernels[shows.kernel])[shows.metric] if shows.kernel in reference.kernels else None
+    if value is None:
+        return Verdict(shows, None, theirs, False, "the variant's profile has no value for it")
+    needs_reference = shows.more_than_reference is not None or shows.less_than_reference is not None
+    if needs_reference and theirs is None:
+        why = reference.missing.get(shows.kernel, "the reference's profile has no value for it")
+        return Verdict(shows, value, None, False, f"no reference value to compare with: {why}")
+    held = all([
+        shows.more_than_reference is None or value > shows.more_than_reference * theirs,
+        shows.less_than_reference is None or value < shows.less_than_reference * theirs,
+        shows.above is None or value > shows.above,
+        shows.below is None or value < shows.below,
+    ])
+    return Verdict(shows, value, theirs, held)
+
+
+# -- feedback for a graded submission (grade --profile, grade-class --profile) ----------------------------
+
+FEEDBACK_HEAD = ("Profile of your timed kernels (Nsight Compute), for feedback only: it earns and costs no points. "
+                 "Each table shows your kernel's counters beside the reference solution's; the hints below a table "
+                 "say what to try where a counter is past what the lab expects.")
+
+
+def untrusted_timeout_s(config: LabConfig) -> float:
+    """How long a profiled run of a submission's timing case may take: ncu replays the measured launch once per
+    group of counters, so a few times the case's own limit, and never more than PROFILE_TIMEOUT_S."""
+    return min(PROFILE_TIMEOUT_S, 4 * config.timeout_s + 60)
+
+
+def profile_submission(config: LabConfig, binary: Path, ncu: Path | None, workdir: Path,
+                       case_status: dict[str, str]) -> Profiled | str:
+    """The submission's timed kernels under ncu, in its sandbox; or, where none can be measured, why (for the
+    student). Only kernels whose timing case passed are measured: a case that failed or hung in grading would
+    only do it again under the profiler."""
+    if ncu is None:
+        return ("No profile: Nsight Compute (ncu) is not installed on the grading machine. "
+                "`make profile LAB=" + config.name + "` shows the same table on your own GPU.")
+    entries = [entry for entry in config.profile if case_status.get(entry.case) == "passed"]
+    skipped = {entry.kernel: f"its timing case '{entry.case}' did not pass in grading, so it was not profiled"
+               for entry in config.profile if entry not in entries}
+    try:
+        profiled = profile_build(config, binary, ncu, workdir, entries, confined=True,
+                                 timeout_s=untrusted_timeout_s(config)) if entries else Profiled({}, {})
+    except ProfileError:
+        return ("No profile: the grading machine does not let Nsight Compute read the GPU's performance counters "
+                "(ERR_NVGPUCTRPERM). `make profile LAB=" + config.name + "` shows the same table on your own GPU.")
+    profiled.missing.update(skipped)
+    return profiled
+
+
+def feedback(config: LabConfig, mine: Profiled | str, reference: Profiled | None) -> str:
+    """The text a student's report gets: the tables and hints, or why there are none."""
+    if isinstance(mine, str):
+        return mine
+    body = report(config, mine.kernels, reference.kernels if reference else None, mine.missing)
+    return FEEDBACK_HEAD + "\n\n" + body.split("\n\n", 1)[-1]
