@@ -176,16 +176,24 @@ def _number(text: str) -> float | None:
         return None
 
 
+def base_name(kernel: str) -> str:
+    """A kernel's plain function name, as [[profile]] gives it, from the name ncu prints, which may be demangled
+    whole: "void kit::tile_scan_kernel<float>(const float *, float *, int)" -> "tile_scan_kernel"."""
+    words = kernel.split("(", 1)[0].split("<", 1)[0].split()
+    return words[-1].rsplit("::", 1)[-1] if words else kernel
+
+
 def parse_report(text: str) -> dict[str, dict[str, float]]:
-    """Kernel name -> {ncu metric: value} from ncu's CSV (one row per launch and metric, after whatever lines
-    ncu printed before its header); a kernel measured more than once keeps its first launch."""
+    """Kernel name (its plain function name) -> {ncu metric: value} from ncu's CSV (one row per launch and
+    metric, after whatever lines ncu printed before its header); a kernel measured more than once keeps its first
+    launch."""
     start = text.find('"ID"')
     if start < 0:
         return {}
     kernels: dict[str, dict[str, float]] = {}
     first_launch: dict[str, str] = {}
     for row in csv.DictReader(io.StringIO(text[start:])):
-        kernel, launch, name = row.get("Kernel Name", ""), row.get("ID", ""), row.get("Metric Name", "")
+        kernel, launch, name = base_name(row.get("Kernel Name") or ""), row.get("ID", ""), row.get("Metric Name", "")
         if not kernel or not name or first_launch.setdefault(kernel, launch) != launch:
             continue
         value = _number(row.get("Metric Value", ""))

@@ -12,6 +12,7 @@ the sandbox, as `make profile` runs a student's own.
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,7 @@ def build_variant(config: LabConfig, variant: SlowSpec, reference_tree: Path, wo
 def check_lab(config: LabConfig, ncu: Path, workroot: Path, out: Path, lock: GpuLock,
               names: list[str] | None = None) -> LabCheck:
     """Profile the reference and the lab's slow variants (those of `names`, else all), judge every `shows`, and
-    write <out>/report.txt and roofline.png."""
+    write <out>/report.txt, roofline.png and measurements.json (each build's raw ncu metrics per kernel)."""
     started = time.monotonic()
     slow = [variant for variant in config.slow if names is None or variant.name in names]
     if not slow:
@@ -66,6 +67,7 @@ def check_lab(config: LabConfig, ncu: Path, workroot: Path, out: Path, lock: Gpu
     reference_binary = grade.build_reference(config, tree)
     entries = entries_shown(config, slow)
     lines, texts, points = [], [], []
+    raw: dict[str, dict] = {}  # build -> kernel -> its ncu metrics, kept beside the report to draw or compare again
     for variant in slow:
         built = build_variant(config, variant, tree, workroot)
         if not built.ok:
@@ -83,12 +85,15 @@ def check_lab(config: LabConfig, ncu: Path, workroot: Path, out: Path, lock: Gpu
                      + profile.report(config, measured.kernels, reference.kernels, measured.missing,
                                       label=variant.name, entries=entries))
         points += profile.points_of(measured, f"({variant.name})")
+        raw[variant.name] = measured.kernels
     if texts:
         points += profile.points_of(reference, "(reference)")
+        raw["reference"] = reference.kernels
     text = "\n\n".join(texts)
     passed = bool(texts) and not any(line.startswith("FAIL") or ": FAIL " in line for line in lines)
     text += "\n" + profile.write_picture(out, f"{config.name}: reference and slow variants", points,
                                          reference.kernels if texts else {}) + "\n"
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.txt").write_text(text)
+    (out / "measurements.json").write_text(json.dumps(raw, indent=1, sort_keys=True) + "\n")
     return LabCheck(config.name, passed, lines, text, time.monotonic() - started)

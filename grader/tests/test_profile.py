@@ -57,6 +57,13 @@ def test_the_csv_is_read_past_ncus_own_lines_with_thousands_separators_and_the_f
     assert profile.parse_report("==PROF== no kernel matched\n") == {}
 
 
+def test_a_kernel_is_known_by_its_plain_name_however_ncu_prints_it():
+    text = report_text({"void kit::tile_scan_kernel<float>(const float *, float *, float *, int, bool)": VECTOR_ADD})
+    assert list(profile.parse_report(text)) == ["tile_scan_kernel"]
+    assert profile.base_name("vector_add_kernel(const float *, const float *, float *, int)") == "vector_add_kernel"
+    assert profile.base_name("vector_add_kernel") == "vector_add_kernel"
+
+
 def test_the_tables_metrics_are_derived_in_their_units():
     values = profile.derive(profile.parse_report(report_text({"k": VECTOR_ADD}))["k"])
     assert values["duration_ms"] == pytest.approx(0.302144)
