@@ -100,8 +100,11 @@ def _profile_feedback(config: LabConfig, workroot: Path, lock: GpuLock, case_sta
                                           workroot / "profile", case_status)
         reference = None
         if ncu is not None and not isinstance(mine, str) and reference_binary.is_file():
-            reference = profile.profile_build(config, reference_binary, ncu, workroot / "profile-reference",
-                                              [e for e in config.profile if e.kernel in mine.kernels])
+            try:
+                reference = profile.profile_build(config, reference_binary, ncu, workroot / "profile-reference",
+                                                  [e for e in config.profile if e.kernel in mine.kernels])
+            except profile.ProfileError:
+                reference = None  # the student's table stands alone; their profile was taken all the same
     return profile.feedback(config, mine, reference)
 
 
