@@ -3,7 +3,7 @@ include labs.mk
 # pytest may live in another interpreter than the first python3 (e.g. Debian's python3-pytest).
 PYTEST  ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && echo "$$p -m pytest" && break; done)
 
-.PHONY: help test test-gpu grade selfcheck bench-class leaderboard release skeleton skeleton-check handouts figures slides slides-check charts
+.PHONY: help test test-gpu grade selfcheck profile profile-check bench-class leaderboard release skeleton skeleton-check handouts figures slides slides-check charts
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -12,6 +12,7 @@ help: ## list the targets
 	@echo "  make <lab>-demo              run a lab's demo where it has one (00: your GPU's report, 02 and 10: images, 09: orbits, 13: your kernels alone, for cuda-gdb)"
 	@echo "Labs: $(LABS)"
 	@echo "Variables: LAB=<lab> SUBMISSION=<folder or .zip> CUDA_ARCH=<e.g. 80 or \"75;90\"> BUILD=<folder> N=<class size>"
+	@echo "           VARIANT=<a slow variant of solutions/<lab>/hidden.toml, for make profile>"
 	@echo "           PARALLEL=<labs self-checked at a time, default 1>"
 	@echo "           GRADED=<graded class folders> NAMES=<the leaderboard's student,shown_as CSV> OUT=<folder>"
 
@@ -31,6 +32,13 @@ test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
 
 selfcheck: build ## reference full marks, skeleton zero, wrong variants caught, right ones pass (LAB="01-vector-add .." PARALLEL=..)
 	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(foreach lab,$(LAB),--lab $(lab)) $(if $(PARALLEL),--parallel $(PARALLEL))
+
+profile: ## your build of a lab's timed kernels under Nsight Compute: metrics, hints, a roofline (LAB=.. [VARIANT=slow variant])
+	$(if $(LAB),,$(error give the lab: make profile LAB=07-transpose))
+	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader profile --lab $(LAB) $(if $(VARIANT),--variant $(VARIANT)) $(if $(OUT),--out $(OUT))
+
+profile-check: ## each lab's slow variants profiled beside the reference, each shows asserted (LAB="07-transpose .." [OUT=..]); on a GPU machine
+	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader profile --check $(foreach lab,$(LAB),--lab $(lab)) $(if $(OUT),--out $(OUT))
 
 bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); on a GPU machine
 	$(if $(LAB),,$(error give the lab: make bench-class LAB=01-vector-add N=200))

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from grader import audit, build, grade, intake, lms, report, sandbox, summary
+from grader import audit, build, grade, intake, lms, profile, report, sandbox, summary
 from grader.config import REPO_ROOT, LabConfig
 from grader.errors import GraderError, NoGpu
 from grader.gpulock import Gpu, GpuLock, list_gpus
@@ -108,6 +108,7 @@ class ClassOptions:
     counts_file: Path | None = None  # where a lane keeps its counts for the run that started it
     stop_file: Path | None = None  # a lane stops taking new work once this file exists
     keep_work: bool = False  # keep each student's build and run folders
+    profile: bool = False  # profile each timed student's kernels as feedback (grader/profile.py); no points
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,7 @@ class _Student:
     staged: intake.Staged | None = None  # the student's files as intake copied them, and where each came from
     run: ProgramRun | None = None  # the student's built test program and what its cases came to, once built
     phases_s: dict[str, float] = field(default_factory=dict)  # where this student's time went
+    profile_text: str = ""  # with --profile: the profile's table and hints for their feedback
 
 
 class _Stop(Exception):
@@ -322,6 +324,8 @@ class ClassGrading:
         self.in_correctness_guard = threading.Lock()
         self.phases_s = {"reference_build_s": 0.0, "reference_timing_s": 0.0}
         self.tests = plan(config, [t.name for t in config.tests])  # the lab's tests by how they hold the GPU
+        self.ncu = profile.find_ncu() if options.profile else None
+        self.reference_profile: profile.Profiled | None = None  # measured once, by the first student's profile
 
     # -- the run ------------------------------------------------------------------------------------------
 
@@ -569,8 +573,30 @@ class ClassGrading:
                 state.phases_s["serial_and_timing_s"] = time.monotonic() - started
                 done.append(state)
         self.students_timed += len(done)
+        if self.options.profile:
+            for state in done:
+                if not self._stop_requested():
+                    self._profile(state)
         for state in done:
             self._guarded(state, self._score)
+
+    def _profile(self, state: _Student) -> None:
+        """The student's timed kernels under Nsight Compute, in their sandbox, holding the GPU alone (a profile
+        replays kernels, which would spoil a timing beside it); the reference's once a lane, beside it. Feedback
+        only: the text joins the student's output after scoring, and a failure here costs them nothing."""
+        started = time.monotonic()
+        try:
+            status = {case: outcome.status for case, outcome in state.run.outcomes.items()}
+            with hold(self.lock, alone=True):
+                mine = profile.profile_submission(self.config, state.run.binary, self.ncu, state.work / "profile",
+                                                  status)
+                if not isinstance(mine, str) and self.reference_profile is None:
+                    self.reference_profile = profile.profile_build(self.config, self._reference_binary(), self.ncu,
+                                                                   self.workroot / "reference-profile")
+            state.profile_text = profile.feedback(self.config, mine, self.reference_profile)
+        except Exception as error:  # noqa: BLE001 - feedback only: a grader problem here must not cost the grade
+            state.profile_text = f"No profile: the grader could not run it ({type(error).__name__}: {error})."
+        state.phases_s["profile_s"] = time.monotonic() - started
 
     def _time_reference_again(self) -> None:
         """The reference's timing cases once more, after the class's, written beside the results with the timing
@@ -608,6 +634,8 @@ class ClassGrading:
         items = score_lab(self.config, outcomes, reference)
         evaluation = state.run.evaluation()
         output = f"Graded on {evaluation.info.gpu} (driver {evaluation.info.driver})."
+        if state.profile_text:  # scored above without it
+            output += "\n\n" + state.profile_text
         self._finish(state, items, output, attention(evaluation.outcomes), "graded", evaluation)
 
     def _why_not_timed(self, case: str, outcomes: dict[str, CaseOutcome]) -> str:
@@ -697,6 +725,8 @@ def lane_command(config: LabConfig, submissions: Path, out_dir: Path, options: C
                "--counts-file", str(state_dir / f"lane-{lane[0]}.json"), "--stop-file", str(state_dir / "stop")]
     if not sandbox.current().enabled:  # the TA opted out for this run: the lanes too
         command.append("--no-sandbox")
+    if options.profile:
+        command.append("--profile")
     if shard is not None:
         command += ["--shard", f"{shard[0]}/{shard[1]}"]
     if options.regrade_all:

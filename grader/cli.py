@@ -9,11 +9,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from grader import (build, buildinfo, calls, classroom, cluster, figures, handouts, intake, leaderboard, linkcheck, lms,
-                    merge, record, release, report, sandbox, skeleton, slurm, variants)
+                    merge, profile, profilecheck, record, release, report, sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu
-from grader.grade import fresh_workroot, grade_submission, remove_workroot
+from grader.grade import (add_feedback, build_reference, build_submission, check_configured, compile_error_message,
+                          fresh_workroot, grade_submission, remove_workroot)
 from grader.proc import interrupt_on_sigterm, run_attached
 from grader.run.schedule import ProgramRun
 from grader.selfcheck import case_problems, check_lab
@@ -63,6 +64,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         workroot = fresh_workroot()
         try:
             graded = grade_submission(config, submission, workroot, with_reference=not args.no_reference, lock=lock)
+            if args.profile and not graded.not_run and config.profile:
+                case_status = graded.results["extra_data"].get("case_status", {})
+                add_feedback(graded, _profile_feedback(config, workroot, lock, case_status))
         finally:
             remove_workroot(workroot, args.keep)
         results = Path(args.results) if args.results and len(labs) == 1 else Path(args.results_dir) / f"{lab}.json"
@@ -83,6 +87,121 @@ def cmd_grade(args: argparse.Namespace) -> int:
             print(f"{lab}: no test ran: the submission {why} (see above)", file=sys.stderr)
         return 1
     return 0
+
+
+def _profile_feedback(config: LabConfig, workroot: Path, lock: GpuLock, case_status: dict[str, str]) -> str:
+    """After grading: the submission's timed kernels profiled in its sandbox, beside the reference's where grading
+    built it, as text for its report. It holds the GPU alone, as timing does, and feeds no score."""
+    built = workroot / "build"
+    reference_binary = build.binary_path(built, config.name, "reference")
+    ncu = profile.find_ncu()
+    with lock.exclusive():
+        mine = profile.profile_submission(config, build.binary_path(built, config.name, "student"), ncu,
+                                          workroot / "profile", case_status)
+        reference = None
+        if ncu is not None and not isinstance(mine, str) and reference_binary.is_file():
+            try:
+                reference = profile.profile_build(config, reference_binary, ncu, workroot / "profile-reference",
+                                                  [e for e in config.profile if e.kernel in mine.kernels])
+            except profile.ProfileError:
+                reference = None  # the student's table stands alone; their profile was taken all the same
+    return profile.feedback(config, mine, reference)
+
+
+def _find_ncu_or_say() -> Path | None:
+    ncu = profile.find_ncu()
+    if ncu is None:
+        print("profile: Nsight Compute's `ncu` was not found (on the PATH, in /usr/local/cuda/bin or "
+              "/opt/nvidia/nsight-compute): install Nsight Compute, which comes with the CUDA toolkit",
+              file=sys.stderr)
+    return ncu
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    """Your build of a lab's timed kernels under Nsight Compute, beside the reference's where solutions/ is
+    there: a table, hints and a roofline (grader/profile.py). --variant profiles a slow variant instead; --check
+    proves every lab's slow variants show what they must (grader/profilecheck.py)."""
+    if args.check:
+        return _profile_check(args)
+    if not args.lab or len(args.lab) > 1:
+        print("profile: give one lab, e.g. --lab 07-transpose (or --check for several)", file=sys.stderr)
+        return 2
+    config = load_lab(args.lab[0])
+    if not config.profile:
+        print(f"profile: {config.name} names no kernel to profile ([[profile]] in its lab.toml)", file=sys.stderr)
+        return 2
+    if args.variant and args.variant not in {v.name for v in config.slow}:
+        known = ", ".join(v.name for v in config.slow) or "none"
+        print(f"profile: {config.name} has no slow variant '{args.variant}' ([[slow]] in "
+              f"solutions/{config.name}/hidden.toml: {known})", file=sys.stderr)
+        return 2
+    ncu = _find_ncu_or_say()
+    if ncu is None:
+        return 2
+    _sandbox_for(untrusted=False, no_sandbox=False)  # your own files: the build is checked as grading checks it
+    workroot = fresh_workroot()
+    try:
+        if args.variant:
+            # The reference's build first: the variant links its compiled tests and harness.
+            variant = next(v for v in config.slow if v.name == args.variant)
+            check_configured(config, build.configure(config, workroot / "build", None))
+            build_reference(config, workroot / "build")
+            built = profilecheck.build_variant(config, variant, workroot / "build", workroot)
+            staged = None
+        else:
+            staged = intake.stage(config.lab_dir, config, workroot / "submission")
+            built = build_submission(config, staged.folder, workroot / "build")
+        if not built.ok:
+            print(compile_error_message(built, staged), file=sys.stderr)
+            return 1
+        # Profiling times nothing that counts, but its runs must not overlap another's timing on this GPU.
+        with GpuLock(list_gpus()[0].key).exclusive():
+            mine = profile.profile_build(config, built.binary, ncu, workroot / "yours")
+            reference = None
+            if config.solution_dir is not None and not args.no_reference:
+                reference = profile.profile_build(config, build_reference(config, workroot / "build"), ncu,
+                                                  workroot / "reference")
+        out = Path(args.out) / config.name / (f"slow-{args.variant}" if args.variant else "")
+        print(profile.write_profile(config, mine, reference, out, label=args.variant or "yours"))
+        return 0
+    except intake.IntakeError as error:
+        print(f"profile: your files were refused as grading would refuse them: {error}", file=sys.stderr)
+        return 1
+    except profile.ProfileError as error:
+        print(f"profile: {error}", file=sys.stderr)
+        return 2
+    finally:
+        remove_workroot(workroot, args.keep)
+
+
+def _profile_check(args: argparse.Namespace) -> int:
+    """Every lab with [[slow]] variants (or those --lab names): each variant profiled beside the reference and
+    its `shows` asserted; one verdict a lab, its report under --out; exit 1 if any lab fails."""
+    configs = [load_lab(lab) for lab in (args.lab or list_labs())]
+    configs = [config for config in configs if config.slow or args.lab]
+    ncu = _find_ncu_or_say()
+    if ncu is None:
+        return 2
+    _sandbox_for(untrusted=False, no_sandbox=False)  # the instructor's own variants, compiled as grading would
+    lock = GpuLock(list_gpus()[0].key)
+    failed = []
+    started = time.monotonic()
+    for config in configs:
+        workroot = fresh_workroot()
+        try:
+            checked = profilecheck.check_lab(config, ncu, workroot, Path(args.out) / config.name, lock,
+                                             [args.variant] if args.variant else None)
+        except (profile.ProfileError, GraderError) as error:
+            checked = profilecheck.LabCheck(config.name, False, [f"FAIL {error}"], "", 0.0)
+        finally:
+            remove_workroot(workroot, args.keep)
+        print(checked.summary(), flush=True)
+        if not checked.passed:
+            failed.append(config.name)
+    print(f"\nProfile check: {len(configs) - len(failed)} of {len(configs)} labs passed in "
+          f"{time.monotonic() - started:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else "")
+          + f". Reports: {args.out}/<lab>/report.txt")
+    return 1 if failed else 0
 
 
 def _part(text: str) -> tuple[int, int]:
@@ -122,7 +241,7 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
         regrade=frozenset(args.regrade or ()),
         reference_build=Path(args.reference_build) if args.reference_build else None,
         counts_file=Path(args.counts_file) if args.counts_file else None,
-        stop_file=Path(args.stop_file) if args.stop_file else None, keep_work=args.keep)
+        stop_file=Path(args.stop_file) if args.stop_file else None, keep_work=args.keep, profile=args.profile)
     interrupt_on_sigterm()
     workroot = fresh_workroot()
     try:
@@ -420,7 +539,28 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--keep", action="store_true", help="keep the build and run folders")
     grade.add_argument("--no-sandbox", action="store_true",
                        help="grade untrusted code without the OS sandbox (only where none can run; see README)")
+    grade.add_argument("--profile", action="store_true",
+                       help="after grading, profile the timed kernels under Nsight Compute (in the sandbox) and add "
+                            "the table and hints to the report: feedback only, no points")
     grade.set_defaults(run=cmd_grade)
+
+    profiling = commands.add_parser(
+        "profile", help="your build of a lab's timed kernels under Nsight Compute: metrics, hints, a roofline",
+        description="Runs each kernel a lab's [[profile]] names once under Nsight Compute (ncu), in its timing "
+                    "case, and shows its counters beside the reference's (where solutions/ is there), with the "
+                    "lab's hints and a roofline picture. It profiles the lab's files in this checkout, on this "
+                    "machine's GPU, outside the sandbox: your own code.")
+    profiling.add_argument("--lab", action="append", metavar="LAB",
+                           help="the lab (with --check: give it again for more; default every lab with [[slow]])")
+    profiling.add_argument("--variant", metavar="NAME", help="profile the reference's slow variant NAME ([[slow]] in "
+                           "hidden.toml) beside the reference, instead of the lab's files")
+    profiling.add_argument("--check", action="store_true",
+                           help="for every lab (or each --lab), profile the reference and each slow variant and "
+                                "check what its `shows` says; one pass/fail line per lab, exit 1 if any fails")
+    profiling.add_argument("--out", default="build/profile", help="where <lab>/report.txt and roofline.png go")
+    profiling.add_argument("--no-reference", action="store_true", help="profile your build only")
+    profiling.add_argument("--keep", action="store_true", help="keep the build and the profiler's CSV files")
+    profiling.set_defaults(run=cmd_profile)
 
     klass = commands.add_parser(
         "grade-class", help="grade every submission in a folder; writes a gradebook and a summary",
@@ -447,6 +587,9 @@ def parser() -> argparse.ArgumentParser:
     klass.add_argument("--keep", action="store_true", help="keep the build and run folders")
     klass.add_argument("--no-sandbox", action="store_true",
                        help="grade untrusted code without the OS sandbox (only where none can run; see README)")
+    klass.add_argument("--profile", action="store_true",
+                       help="after each student's timing, profile their timed kernels under Nsight Compute (in the "
+                            "sandbox, holding the GPU alone) and add the table and hints to their feedback: no points")
     # Used by a multi-GPU run for its lanes (a grader process per GPU).
     klass.add_argument("--lane", type=_part, help=argparse.SUPPRESS)
     klass.add_argument("--reference-build", help=argparse.SUPPRESS)

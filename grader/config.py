@@ -46,6 +46,31 @@ class TestSpec:
     sanitizer: str | None = None  # run under `compute-sanitizer --tool <this>`; a finding fails the test
 
 
+# The metrics a profile shows (grader/profile.py's METRICS, in the same order), which [[profile_hints]] may name.
+PROFILE_METRICS = ("duration_ms", "dram_pct", "occupancy_pct", "registers", "shared_bytes", "load_sectors",
+                   "store_sectors", "bank_conflicts", "l2_hit_pct", "active_threads", "fp32_pct")
+
+
+@dataclass(frozen=True)
+class ProfileEntry:
+    """[[profile]] in lab.toml: a kernel `make profile` measures, and the timing case that runs it."""
+
+    kernel: str  # its function's name, without template arguments or parameters
+    case: str
+
+
+@dataclass(frozen=True)
+class ProfileHint:
+    """[[profile_hints]] in lab.toml: what to tell a student whose kernel has `metric` above or below a
+    threshold; `kernels` (regular expressions over kernel names) limits it to some kernels."""
+
+    metric: str
+    text: str
+    above: float | None = None
+    below: float | None = None
+    kernels: tuple[str, ...] = ()
+
+
 # How a performance item's share of points falls between full_at and zero_at ([[perf]]'s `falloff`):
 # "inverse", points x full_at / ratio, none past zero_at; "linear", a straight line from all at full_at to none at
 # zero_at.
@@ -113,6 +138,33 @@ class WrongSpec(VariantSpec):
     keeps_at_most: dict[str, float] = field(default_factory=dict)  # measurement -> the share of its points kept
 
 
+@dataclass(frozen=True)
+class Shows:
+    """One thing a slow variant's profile must show against the reference's (`shows` of [[slow]]): `metric` of
+    `kernel` beyond the reference's same value by a factor (more_than_reference, less_than_reference), and/or
+    beyond a fixed bound (above, below, as [[profile_hints]] give them). Every bound given must hold."""
+
+    kernel: str
+    metric: str
+    more_than_reference: float | None = None  # the variant's value > this x the reference's
+    less_than_reference: float | None = None  # the variant's value < this x the reference's
+    above: float | None = None  # the variant's value > this
+    below: float | None = None  # the variant's value < this
+
+    @property
+    def wants_more(self) -> bool:
+        return self.more_than_reference is not None or self.above is not None
+
+
+@dataclass(frozen=True)
+class SlowSpec(VariantSpec):
+    """[[slow]] in hidden.toml: a correct variant that is slow in the way its lab teaches (no padding, divergent
+    threads, scattered loads), and what `grader profile --check` must see in its profile beside the reference's.
+    It proves that the profile, and the hints the lab gives from it, show a student what the lab is about."""
+
+    shows: tuple[Shows, ...] = ()
+
+
 # The lab.toml tables that say how the lab's header crosses between judge and runner (grader/calls.py).
 CALL_TABLES = ("host_buffers", "shared_host_buffers", "host_allocators", "objects")
 
@@ -150,9 +202,12 @@ class LabConfig:
     perf: tuple[PerfSpec, ...]
     wrong: tuple[WrongSpec, ...] = field(default=())
     right: tuple[VariantSpec, ...] = field(default=())
+    slow: tuple[SlowSpec, ...] = field(default=())  # slow on purpose: what `grader profile --check` must show
     questions: tuple[QuestionSpec, ...] = field(default=())
     hours: float | None = None  # the handout's estimate of a student's time on the lab, questions included
     run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
+    profile: tuple[ProfileEntry, ...] = field(default=())  # the kernels `make profile` measures
+    profile_hints: tuple[ProfileHint, ...] = field(default=())
     # How the lab's header crosses between judge and runner (grader/calls.py): [host_buffers],
     # [shared_host_buffers], [host_allocators] and [objects].
     call_tables: CallTables = field(default_factory=lambda: CallTables())
@@ -305,7 +360,7 @@ def _perf(entries: list, where: str, full_at: float, zero_at: float) -> list[Per
 
 
 def _variants(entries: list, table: str, student_files: tuple[str, ...], where: str) -> list[VariantSpec]:
-    """[[wrong]] or [[right]] entries: each one replacement of text in a reference file."""
+    """[[wrong]], [[right]] or [[slow]] entries: each one replacement of text in a reference file."""
     variants = []
     for i, entry in enumerate(entries):
         here = f"{where} [[{table}]] #{i + 1}"
@@ -318,6 +373,13 @@ def _variants(entries: list, table: str, student_files: tuple[str, ...], where: 
             if not isinstance(entry.get(key), str):
                 raise ConfigError(f"{here}: '{key}' is required")
         fields = dict(name=name, why=entry["why"], file=entry["file"], replace=entry["replace"], by=entry["by"])
+        if table == "slow":
+            for key in ("must_fail", "keeps_at_most", "timed"):
+                if key in entry:
+                    raise ConfigError(f"{here}: a slow variant has no '{key}': it is correct, and `grader profile "
+                                      f"--check` judges it by its profile ('shows')")
+            variants.append(VariantSpec(**fields))  # its `shows` are read once the lab's [[profile]] is known
+            continue
         if table == "right":
             for key in ("must_fail", "keeps_at_most"):
                 if key in entry:
@@ -340,6 +402,55 @@ def _variants(entries: list, table: str, student_files: tuple[str, ...], where: 
     if duplicates := {n for n in names if names.count(n) > 1}:
         raise ConfigError(f"{where} [[{table}]]: names appear twice: {sorted(duplicates)}")
     return variants
+
+
+SHOWS_BOUNDS = ("more_than_reference", "less_than_reference", "above", "below")
+
+
+def _slow(variant: VariantSpec, entry: dict, profile: list[ProfileEntry], where: str) -> SlowSpec:
+    """A [[slow]] entry with its `shows`, each checked against the lab's [[profile]] kernels and the pinned
+    metrics."""
+    here = f"{where} [[slow]] '{variant.name}'"
+    if not profile:
+        raise ConfigError(f"{here}: the lab's lab.toml names no kernel to profile ([[profile]]), so a slow variant "
+                          f"has nothing to show")
+    entries = entry.get("shows")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{here}: 'shows' must list what its profile shows against the reference's, e.g. "
+                          f"shows = [{{ kernel = \"{profile[0].kernel}\", metric = \"bank_conflicts\", "
+                          f"more_than_reference = 4.0 }}]")
+    kernels = list(dict.fromkeys(p.kernel for p in profile))
+    return SlowSpec(name=variant.name, why=variant.why, file=variant.file, replace=variant.replace, by=variant.by,
+                    shows=tuple(_shows(e, kernels, f"{here} shows #{i + 1}") for i, e in enumerate(entries)))
+
+
+def _shows(entry: dict, kernels: list[str], here: str) -> Shows:
+    """One condition of `shows`: a kernel of [[profile]] (may be left out where the lab profiles one), a pinned
+    metric, and bounds that all point one way (more, or less)."""
+    if unknown := set(entry) - {"kernel", "metric", *SHOWS_BOUNDS}:
+        raise ConfigError(f"{here}: unknown key(s) {sorted(unknown)} (known: kernel, metric, "
+                          f"{', '.join(SHOWS_BOUNDS)})")
+    kernel = entry.get("kernel", kernels[0] if len(kernels) == 1 else None)
+    if kernel not in kernels:
+        raise ConfigError(f"{here}: 'kernel' must be one of the lab's [[profile]] kernels {kernels}, not "
+                          f"{entry.get('kernel')!r}")
+    if entry.get("metric") not in PROFILE_METRICS:
+        raise ConfigError(f"{here}: 'metric' must be one of {list(PROFILE_METRICS)}, not {entry.get('metric')!r}")
+    bounds = {key: _number(entry, key, here) for key in SHOWS_BOUNDS if key in entry}
+    if not bounds:
+        raise ConfigError(f"{here}: give at least one of {', '.join(SHOWS_BOUNDS)}")
+    more = {"more_than_reference", "above"} & set(bounds)
+    less = {"less_than_reference", "below"} & set(bounds)
+    if more and less:
+        raise ConfigError(f"{here}: {sorted(more)} and {sorted(less)} point opposite ways: a slow variant shows a "
+                          f"metric up or down, not both")
+    if bounds.get("more_than_reference", 1.0) < 1.0:
+        raise ConfigError(f"{here}: 'more_than_reference' is a factor of at least 1 (the variant's value is more "
+                          f"than that many times the reference's), not {bounds['more_than_reference']:g}")
+    if not 0.0 < bounds.get("less_than_reference", 0.5) <= 1.0:
+        raise ConfigError(f"{here}: 'less_than_reference' is a factor above 0 and at most 1 (the variant's value is "
+                          f"less than that share of the reference's), not {bounds['less_than_reference']:g}")
+    return Shows(kernel=kernel, metric=entry["metric"], **bounds)
 
 
 def _shares(table: object, here: str) -> dict[str, float]:
@@ -371,8 +482,9 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
 
     where = str(public_path.relative_to(root))
     hidden_where = str(hidden_path.relative_to(root))
-    unknown = set(public) - {"lab", "grading", "params", "tests", "perf", "questions", *CALL_TABLES}
-    unknown |= set(hidden) - {"grading", "params", "tests", "wrong", "right"}
+    unknown = set(public) - {"lab", "grading", "params", "tests", "perf", "questions", "profile", "profile_hints",
+                             *CALL_TABLES}
+    unknown |= set(hidden) - {"grading", "params", "tests", "wrong", "right", "slow"}
     if unknown:
         raise ConfigError(f"{where} or {hidden_where}: unknown table(s) {sorted(unknown)}")
 
@@ -428,6 +540,10 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
             raise ConfigError(f"{hidden_where} [[wrong]] '{variant.name}': keeps_at_most names no measurement that "
                               f"earns points ([[perf]] with points > 0): {unknown_measurements}")
 
+    profile = _profile(public.get("profile", []), {p.case for p in perf}, where)
+    slow = _variants(hidden.get("slow", []), "slow", student_files, hidden_where)
+    slow = [_slow(variant, entry, profile, hidden_where) for variant, entry in zip(slow, hidden.get("slow", []))]
+
     return LabConfig(
         name=lab, title=str(info.get("title", lab)), lab_dir=lab_dir,
         solution_dir=solution_dir if solution_dir.is_dir() else None,
@@ -444,7 +560,50 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         call_tables=_call_tables(public, where),
         questions=tuple(_questions(public.get("questions", []), known_cases, where)),
         hours=_number(info, "hours", f"{where} [lab]", minimum=0.5) if "hours" in info else None,
+        profile=tuple(profile), slow=tuple(slow),
+        profile_hints=tuple(_profile_hints(public.get("profile_hints", []), where)),
     )
+
+
+def _profile(entries: list, timing_cases: set[str], where: str) -> list[ProfileEntry]:
+    """[[profile]]: each a kernel and the timing case that runs it."""
+    profile = []
+    for i, entry in enumerate(entries):
+        here = f"{where} [[profile]] #{i + 1}"
+        for key in ("kernel", "case"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise ConfigError(f"{here}: '{key}' is required")
+        if entry["case"] not in timing_cases:
+            raise ConfigError(f"{here}: case {entry['case']!r} is no timing case of [[perf]]")
+        if not re.fullmatch(r"[A-Za-z_]\w*", entry["kernel"]):
+            raise ConfigError(f"{here}: kernel {entry['kernel']!r} must be a function's plain name, no template "
+                              f"arguments or parameters")
+        profile.append(ProfileEntry(kernel=entry["kernel"], case=entry["case"]))
+    return profile
+
+
+def _profile_hints(entries: list, where: str) -> list[ProfileHint]:
+    """[[profile_hints]]: a metric, `above` or `below`, the sentence for the student, and optionally `kernels`."""
+    hints = []
+    for i, entry in enumerate(entries):
+        here = f"{where} [[profile_hints]] #{i + 1}"
+        if entry.get("metric") not in PROFILE_METRICS:
+            raise ConfigError(f"{here}: 'metric' must be one of {list(PROFILE_METRICS)}, not {entry.get('metric')!r}")
+        if not isinstance(entry.get("text"), str) or not entry["text"].strip():
+            raise ConfigError(f"{here}: 'text' is required: what the student should try")
+        if ("above" in entry) == ("below" in entry):
+            raise ConfigError(f"{here}: give 'above' or 'below', one of the two")
+        kernels = _strings(entry, "kernels", here)
+        for pattern in kernels:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ConfigError(f"{here}: kernels pattern {pattern!r} is no regular expression: {error}") from None
+        hints.append(ProfileHint(metric=entry["metric"], text=entry["text"].strip(),
+                                 above=_number(entry, "above", here) if "above" in entry else None,
+                                 below=_number(entry, "below", here) if "below" in entry else None,
+                                 kernels=kernels))
+    return hints
 
 
 def _questions(entries: list, case_names: set[str], where: str) -> list[QuestionSpec]:

@@ -182,6 +182,13 @@ def grade_submission(config: LabConfig, submission: Path, workroot: Path,
     return finish(config, items, output, started, evaluation, reference)
 
 
+def add_feedback(graded: Graded, text: str) -> None:
+    """Text for the student after the tests (a profile): in the output Gradescope shows and in the printed report.
+    The score is settled already; nothing added here changes it."""
+    graded.results["output"] = f"{graded.results.get('output', '')}\n\n{text}".lstrip("\n")
+    graded.table = f"{graded.table}\n\n{text}"
+
+
 def fresh_workroot() -> Path:
     return Path(tempfile.mkdtemp(prefix="kit-grade-"))
 

@@ -166,8 +166,8 @@ def _near_a_power_of_two(number: int) -> bool:
 
 
 def _secrets(root: Path) -> dict[str, str]:
-    """Text that must not appear in a release -> what it is: hidden test names, the names of the wrong (and
-    right) variants, the secret seed, and the hidden sizes that no lab's public params give away anyway."""
+    """Text that must not appear in a release -> what it is: hidden test names, the names of the wrong (right and
+    slow) variants, the secret seed, and the hidden sizes that no lab's public params give away anyway."""
     secrets: dict[str, str] = {}
     public_numbers = _public_numbers(root)
     for lab in list_labs(root):
@@ -179,6 +179,8 @@ def _secrets(root: Path) -> dict[str, str]:
             secrets[variant.name] = f"wrong variant of {lab}"
         for variant in config.right:
             secrets[variant.name] = f"correct alternative of {lab}"
+        for variant in config.slow:
+            secrets[variant.name] = f"slow variant of {lab}"
         if config.grading_seed is not None and config.grading_seed >= 1000:
             secrets[str(config.grading_seed)] = f"grading seed of {lab}"
         for name, value in _hidden_params(root, lab).items():

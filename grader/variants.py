@@ -1,4 +1,4 @@
-"""Wrong and right variants: each made from the reference by one text replacement (hidden.toml).
+"""Wrong, right and slow variants: each made from the reference by one text replacement (hidden.toml).
 
 A variant's `replace` text is looked for in the reference exactly first. Where it no longer
 occurs as written, because the instructor has since reflowed a line or added a `//` comment
@@ -22,6 +22,8 @@ _FILLER_BEFORE_COMMENT = r"(?:\s|//[^\n]*\n)*?"
 _OPERATOR = set("+-*/%<>=!&|^:.~?")
 # A // comment (kept: a replace text often names its line by the comment on it), a word, or one character.
 _TOKEN = re.compile(r"//[^\n]*|\w+|\S")
+# hidden.toml's tables of variants: wrong on purpose, correct alternatives, and slow on purpose (profile --check).
+VARIANT_TABLES = ("wrong", "right", "slow")
 
 
 def _token_pattern(token: str) -> str:
@@ -97,7 +99,8 @@ def apply(text: str, replace: str, by: str, where: str, file: str) -> str:
 
 
 def sources(config: LabConfig, table: str) -> dict[str, dict[str, str]]:
-    """The files of each variant in hidden.toml's [[wrong]] or [[right]] (`table`): name -> {file name: text}."""
+    """The files of each variant in hidden.toml's [[wrong]], [[right]] or [[slow]] (`table`): name -> {file name:
+    text}."""
     made = {}
     for variant in getattr(config, table):
         files = {name: (config.solution_dir / name).read_text() for name in config.student_files}
@@ -109,11 +112,11 @@ def sources(config: LabConfig, table: str) -> dict[str, dict[str, str]]:
 
 
 def problems(config: LabConfig) -> list[str]:
-    """One line for each wrong or right variant of the lab that no longer applies exactly once."""
+    """One line for each wrong, right or slow variant of the lab that no longer applies exactly once."""
     if config.solution_dir is None:
         return []
     found = []
-    for table in ("wrong", "right"):
+    for table in VARIANT_TABLES:
         for variant in getattr(config, table):
             path = config.solution_dir / variant.file
             where = f"{config.name}: solutions/{config.name}/hidden.toml [[{table}]] '{variant.name}'"
@@ -129,5 +132,5 @@ def problems(config: LabConfig) -> list[str]:
 
 def broken_message(broken: list[str]) -> str:
     """What `skeleton --check` and the release say about variants that no longer apply."""
-    return (f"{len(broken)} wrong or right variant(s) no longer apply to their reference; change their `replace` "
+    return (f"{len(broken)} wrong, right or slow variant(s) no longer apply to their reference; change their `replace` "
             f"text in hidden.toml:\n  " + "\n  ".join(broken))

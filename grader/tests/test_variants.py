@@ -76,7 +76,7 @@ def test_a_real_code_change_is_reported_with_the_variants_name(lab_copy: Path, t
     monkeypatch.setattr(cli, "load_lab", lambda lab: load_lab(lab, lab_copy))
     assert cli.main(["skeleton", "--check", "--lab", LAB]) == 1
     err = capsys.readouterr().err
-    assert "3 wrong or right variant(s) no longer apply" in err and "'pair-loads-past-the-end'" in err
+    assert "3 wrong, right or slow variant(s) no longer apply" in err and "'pair-loads-past-the-end'" in err
 
     # The release refuses before copying anything.
     with pytest.raises(ConfigError, match="'bounds-check-off-by-one'"):
