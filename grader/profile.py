@@ -4,8 +4,8 @@ a short table beside the reference's, the hints the lab's config gives for them,
     python3 -m grader profile --lab 07-transpose [--submission DIR]     (make profile LAB=07-transpose)
 
 For every [[profile]] entry of lab.toml (a kernel and the timing case that runs it), the test program runs
-that case with its runner under `ncu` (KIT_RUNNER_PREFIX), which measures the kernel's third launch (past the
-first calls' warm-up) with the pinned metrics below, and nothing else. The student's build is the one
+that case with its runner under `ncu` (KIT_RUNNER_PREFIX), which measures the kernel's first launches with the
+pinned metrics below, and nothing else, and shows the longest of them. The student's build is the one
 profiled; where solutions/ is there, the reference's is too, and each metric is shown beside it.
 [[profile_hints]] entries say, for one metric past a threshold, what a student should try: the grader holds
 no lab-specific text.
@@ -43,7 +43,10 @@ from grader.run.runner import runner_confinement, runner_of, unsplit_confinement
 
 NCU_NAMES = ("ncu", "nv-nsight-cu-cli")
 NCU_FOLDERS = ("/usr/local/cuda/bin", "/opt/nvidia/nsight-compute")
-LAUNCHES_SKIPPED = 2  # the first calls of a timing case are its warm-up
+# Launches of a kernel measured: its largest among them is shown. A launcher may make several passes (a reduction
+# of 2^28 floats: 2^20 blocks, then 4096, then 16), and the first pass is the one its lesson is about. ncu replays
+# each launch with its caches flushed, so a warm-up launch measures as any other.
+LAUNCHES_MEASURED = 4
 PROFILE_TIMEOUT_S = 600
 COUNTERS_LOCKED = "ERR_NVGPUCTRPERM"
 # ncu's CSV for one launch and these metrics is a few kilobytes; a file a submission grew past this is not ncu's.
@@ -57,31 +60,36 @@ class Metric:
     key: str
     label: str
     unit: str
-    sources: tuple[str, ...]
-    combine: str = "first"  # "first": the one source; "sum": their sum; "ratio": the first over the second
+    sources: tuple[str, ...]  # summed
+    per: tuple[str, ...] = ()  # where given, the sources' sum is divided by these ones' sum
     scale: float = 1.0  # applied to the combined base-unit value (ns to ms, say)
 
 
+DURATION = "gpu__time_duration.sum"
 # The pinned set: enough to see why a kernel is slow in every lab, few enough to read at a glance. Each
 # source is an ncu metric in its base unit (`--print-units base`).
 METRICS = (
-    Metric("duration_ms", "duration", "ms", ("gpu__time_duration.sum",), scale=1e-6),
+    Metric("duration_ms", "duration", "ms", (DURATION,), scale=1e-6),
     Metric("dram_pct", "DRAM throughput", "% of peak", ("dram__throughput.avg.pct_of_peak_sustained_elapsed",)),
     Metric("occupancy_pct", "achieved occupancy", "% of peak", ("sm__warps_active.avg.pct_of_peak_sustained_active",)),
     Metric("registers", "registers per thread", "", ("launch__registers_per_thread",)),
     Metric("shared_bytes", "shared memory per block", "bytes",
-           ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic"), "sum"),
+           ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")),
     Metric("load_sectors", "global load sectors per request", "",
-           ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-           "ratio"),
+           ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",), ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",)),
     Metric("store_sectors", "global store sectors per request", "",
-           ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-           "ratio"),
+           ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",), ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",)),
+    # Per shared-memory instruction (loads and stores), the extra passes its conflicts cost: 0 when the 32
+    # threads touch 32 banks, 31 when they all touch one.
     Metric("bank_conflicts", "shared-memory bank conflicts per request", "",
-           ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "smsp__inst_executed_op_shared.sum"), "ratio"),
+           ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
+           ("smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum")),
     Metric("l2_hit_pct", "L2 hit rate", "%", ("lts__t_sector_hit_rate.pct",)),
+    # Threads whose predicate is on: a short `if` compiles to predicated instructions, not a branch, and a thread
+    # predicated off does no work although it counts as active.
     Metric("active_threads", "active threads per warp instruction", "of 32",
-           ("smsp__thread_inst_executed.sum", "smsp__inst_executed.sum"), "ratio"),
+           ("smsp__thread_inst_executed_pred_on.sum",), ("smsp__inst_executed.sum",)),
     Metric("fp32_pct", "FP32 pipe utilization", "% of peak", ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",)),
 )
 # For the roofline: the kernel's FP32 operations (an FMA is two) and its DRAM bytes.
@@ -97,7 +105,7 @@ DRAM_PEAK, DRAM_CLOCK = "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.
 
 def ncu_metrics() -> list[str]:
     """Every ncu metric the profile reads."""
-    names = [source for metric in METRICS for source in metric.sources] + list(FLOP_SOURCES)
+    names = [source for metric in METRICS for source in metric.sources + metric.per] + list(FLOP_SOURCES)
     return list(dict.fromkeys(names + [DRAM_BYTES, FMA_PEAK, SM_CLOCK, DRAM_PEAK, DRAM_CLOCK]))
 
 
@@ -114,10 +122,10 @@ def find_ncu(search_path: str | None = None) -> Path | None:
 
 
 def ncu_command(ncu: Path, kernel: str, report: Path) -> list[str]:
-    """What goes in front of the command of the process that runs `kernel` to measure its third launch into
+    """What goes in front of the command of the process that runs `kernel` to measure its first launches into
     the CSV file `report`."""
-    return [str(ncu), "--kernel-name", kernel, "--kernel-name-base", "function", "--launch-skip",
-            str(LAUNCHES_SKIPPED), "--launch-count", "1", "--metrics", ",".join(ncu_metrics()), "--print-units",
+    return [str(ncu), "--kernel-name", kernel, "--kernel-name-base", "function",
+            "--launch-count", str(LAUNCHES_MEASURED), "--metrics", ",".join(ncu_metrics()), "--print-units",
             "base", "--csv", "--log-file", str(report)]
 
 
@@ -185,21 +193,19 @@ def base_name(kernel: str) -> str:
 
 def parse_report(text: str) -> dict[str, dict[str, float]]:
     """Kernel name (its plain function name) -> {ncu metric: value} from ncu's CSV (one row per launch and
-    metric, after whatever lines ncu printed before its header); a kernel measured more than once keeps its first
-    launch."""
+    metric, after whatever lines ncu printed before its header); of a kernel's launches, the longest
+    (LAUNCHES_MEASURED says why), the first of equals."""
     start = text.find('"ID"')
     if start < 0:
         return {}
-    kernels: dict[str, dict[str, float]] = {}
-    first_launch: dict[str, str] = {}
+    launches: dict[str, dict[str, dict[str, float]]] = {}  # kernel -> launch ID -> its metrics, in launch order
     for row in csv.DictReader(io.StringIO(text[start:])):
         kernel, launch, name = base_name(row.get("Kernel Name") or ""), row.get("ID", ""), row.get("Metric Name", "")
-        if not kernel or not name or first_launch.setdefault(kernel, launch) != launch:
-            continue
         value = _number(row.get("Metric Value", ""))
-        if value is not None:
-            kernels.setdefault(kernel, {})[name] = value
-    return kernels
+        if kernel and name and value is not None:
+            launches.setdefault(kernel, {}).setdefault(launch, {})[name] = value
+    return {kernel: max(measured.values(), key=lambda raw: raw.get(DURATION, 0.0))
+            for kernel, measured in launches.items()}
 
 
 def derive(raw: dict[str, float]) -> dict[str, float | None]:
@@ -207,15 +213,13 @@ def derive(raw: dict[str, float]) -> dict[str, float | None]:
     denominator is zero: a kernel with no shared-memory instruction has no conflicts per request)."""
     values: dict[str, float | None] = {}
     for metric in METRICS:
-        parts = [raw.get(source) for source in metric.sources]
-        if any(part is None for part in parts):
+        parts, per = [raw.get(source) for source in metric.sources], [raw.get(source) for source in metric.per]
+        if any(part is None for part in parts + per):
             values[metric.key] = None
-        elif metric.combine == "sum":
-            values[metric.key] = sum(parts) * metric.scale
-        elif metric.combine == "ratio":
-            values[metric.key] = parts[0] / parts[1] * metric.scale if parts[1] else None
+        elif metric.per:
+            values[metric.key] = sum(parts) / sum(per) * metric.scale if sum(per) else None
         else:
-            values[metric.key] = parts[0] * metric.scale
+            values[metric.key] = sum(parts) * metric.scale
     return values
 
 
@@ -366,7 +370,7 @@ def profile_build(config: LabConfig, binary: Path, ncu: Path, workdir: Path,
             raise ProfileError(counters_locked_message())
         else:
             profiled.missing[entry.kernel] = (
-                f"Nsight Compute saw no third launch of it while '{entry.case}' ran (the program "
+                f"Nsight Compute saw no launch of it while '{entry.case}' ran (the program "
                 f"{process.describe_exit()}). Does that test pass (`make test`)? The end of the output:\n"
                 + (text + process.output)[-1500:])
     return profiled
