@@ -48,7 +48,8 @@ class TestSpec:
 
 # The metrics a profile shows (grader/profile.py's METRICS, in the same order), which [[profile_hints]] may name.
 PROFILE_METRICS = ("duration_ms", "dram_pct", "occupancy_pct", "registers", "shared_bytes", "load_sectors",
-                   "store_sectors", "bank_conflicts", "l2_hit_pct", "active_threads", "fp32_pct")
+                   "store_sectors", "bank_conflicts", "l2_hit_pct", "active_threads", "warp_instructions",
+                   "fp32_pct")
 
 
 @dataclass(frozen=True)
