@@ -153,6 +153,59 @@ def gpu_exclusivity(results: dict[str, dict]) -> dict:
     return report
 
 
+def _program_kind(program: dict) -> str:
+    if program["hold"] == "alone":
+        return "alone"
+    return "shared, several cases" if len(program["cases"]) > 1 else "shared, one case"
+
+
+def _company(program: dict, programs: list[dict]) -> float:
+    """How many other programs ran on its GPU while `program` ran, on average over its run."""
+    start, end = program["at"]
+    overlap = sum(max(0.0, min(end, other["at"][1]) - max(start, other["at"][0]))
+                  for other in programs if other is not program)
+    return overlap / (end - start) if end > start else 0.0
+
+
+COMPANY_BUCKETS = ((0.0, "under 1"), (1.0, "1 to 3"), (3.0, "3 to 5"), (5.0, "5 or more"))
+
+
+def program_durations(results: dict[str, dict]) -> dict:
+    """Per GPU and kind of program (alone, or shared with one case or several): how long its runs took, by how
+    many other programs ran beside them. Whether a program slows down as others join it tells a GPU or driver
+    that serializes them (time-slicing between processes, CUDA starts) from a pipeline that leaves the GPU idle."""
+    report: dict[str, dict] = {}
+    for gpu, programs in _programs_by_gpu(results).items():
+        table: dict[str, dict[str, list[float]]] = {}
+        for program in programs:
+            company = _company(program, programs)
+            bucket = next(label for low, label in reversed(COMPANY_BUCKETS) if company >= low)
+            table.setdefault(_program_kind(program), {}).setdefault(bucket, []).append(
+                program["at"][1] - program["at"][0])
+        report[gpu] = {kind: {label: {"count": len(by[label]), **_stats(by[label])} for _, label in COMPANY_BUCKETS
+                              if label in by}
+                       for kind, by in sorted(table.items())}
+    return report
+
+
+def gpu_busy_levels(results: dict[str, dict]) -> dict:
+    """Per GPU: the share of the run (first program's start to last one's end) during which 0, 1, 2, ... test
+    programs ran on it at once. Time with none is time the pipeline left the GPU waiting."""
+    report: dict[str, dict[str, float]] = {}
+    for gpu, programs in _programs_by_gpu(results).items():
+        events = sorted([(p["at"][0], 1) for p in programs] + [(p["at"][1], -1) for p in programs])
+        if not events or events[-1][0] <= events[0][0]:
+            continue
+        spans: dict[int, float] = {}
+        running, last = 0, events[0][0]
+        for at, change in events:
+            spans[running] = spans.get(running, 0.0) + at - last
+            running, last = running + change, at
+        total = events[-1][0] - events[0][0]
+        report[gpu] = {str(level): round(span / total, 3) for level, span in sorted(spans.items()) if span > 0}
+    return report
+
+
 def lanes(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> dict:
     """Per lane (GPU): its students, its references at full marks, when its last program ended, and the
     reference timing it scored its students against: one per lane, taken on that lane's GPU."""
@@ -257,6 +310,8 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
                                   sorted(out.glob(summary.REFERENCE_TIMINGS.format(gpu="*")))],
         "lanes": lanes(config, kinds, results),
         "gpu_exclusivity": gpu_exclusivity(results),
+        "program_durations_by_company": program_durations(results),
+        "gpu_busy_levels": gpu_busy_levels(results),
         "performance_scores": perf,
     }
 

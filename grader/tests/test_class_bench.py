@@ -99,6 +99,25 @@ def test_each_lane_is_reported_with_its_own_reference_and_overlaps_are_caught(la
     assert overlap.startswith("s0 (alone") and "s2 (shared" in overlap
 
 
+def test_programs_are_timed_by_the_company_they_kept_and_the_gpus_idle_time_is_shown():
+    group = {"cases": ["a", "b"], "hold": "shared"}
+    results = {
+        # two group programs side by side for 2 s of their 4, then each alone: about half a neighbour each
+        "s0": _lane_result("gpu-0", 0.0, [dict(group, at=[0.0, 4.0]), {"cases": ["t"], "hold": "alone",
+                                                                          "at": [8.0, 9.0]}], [20.0, 21.0], 1e-3),
+        "s1": _lane_result("gpu-0", 0.0, [dict(group, at=[2.0, 6.0]),
+                                          {"cases": ["m"], "hold": "shared", "at": [10.0, 12.0]}], [20.0, 21.0], 1e-3),
+    }
+    durations = class_bench.program_durations(results)["gpu-0"]
+    assert durations["shared, several cases"] == {"under 1": {"count": 2, "sum": 8.0, "mean": 4.0, "median": 4.0,
+                                                             "max": 4.0}}
+    assert durations["alone"]["under 1"]["count"] == 2  # the student's timing and the reference's
+    assert durations["shared, one case"]["under 1"]["median"] == 2.0
+    # from 0 to 21 s: 2 s with both groups; 2 + 2 + 1 + 2 + 1 s with one program; 2 + 1 + 8 s with none
+    levels = class_bench.gpu_busy_levels(results)["gpu-0"]
+    assert levels == {"0": round(11.0 / 21, 3), "1": round(8.0 / 21, 3), "2": round(2.0 / 21, 3)}
+
+
 def test_a_lane_scored_against_two_reference_timings_or_another_lanes_is_flagged(lab01):
     one = _lane_result("gpu-0", 0.0, [], [1.0, 2.0], 1e-3)
     other = _lane_result("gpu-0", 0.0, [], [3.0, 4.0], 2e-3)
