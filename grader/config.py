@@ -127,7 +127,7 @@ class VariantSpec:
     by: str
     timed: bool = False
     # A variant that is a whole other kernel rather than an edit: `source` is a file of solutions/<lab>/ (e.g.
-    # "journey/06-warp-tiling.cu") that takes the place of the reference from the line holding `source_from`
+    # "journey/03-next-step.cu") that takes the place of the reference from the line holding `source_from`
     # (hidden.toml's `from`) to its end, or of the whole file where `from` is not given. `replace`/`by`, where
     # given too, then edit the result.
     source: str = ""
@@ -178,7 +178,7 @@ class JourneyStep:
     and the timing case that times it beside the journey's peer. `python3 -m grader journey` times every step in one
     run, and the lab's deck charts them from the GPU run record."""
 
-    name: str  # the step's name in the record and in figures' expressions, e.g. "journey-06-warp-tiling"
+    name: str  # the step's name in the record and in figures' expressions, e.g. "journey-03-next-step"
     title: str  # what the step adds, as the chart labels it
     case: str  # a timing case of the lab
     measurement: str  # that case's measurement ([[perf]])
@@ -446,7 +446,7 @@ def _variant_text(entry: dict, here: str) -> dict[str, str]:
         return dict(replace=entry["replace"], by=entry["by"])
     if not isinstance(source, str) or not source.strip():
         raise ConfigError(f"{here}: 'source' must be a file name in solutions/<lab>/, e.g. "
-                          f"\"journey/06-warp-tiling.cu\"")
+                          f"\"journey/03-next-step.cu\"")
     parts = Path(source).parts
     if Path(source).is_absolute() or ".." in parts or not parts:
         raise ConfigError(f"{here}: 'source' must be a path inside solutions/<lab>/ (no '..', not absolute): "
