@@ -187,6 +187,7 @@ class JourneyStep:
 
 @dataclass(frozen=True)
 class Journey:
+    title: str  # what the journey is, as its chart's heading names it (e.g. "the GEMM journey")
     peer: str  # the yardstick every step's timing case measures beside it (e.g. "cuBLAS SGEMM (FP32)")
     steps: tuple[JourneyStep, ...]
 
@@ -627,11 +628,14 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
 
 
 def _journey(table: object, perf: list[PerfSpec], right: list[VariantSpec], where: str) -> Journey:
-    """hidden.toml [journey]: `peer`, and [[journey.steps]], each a `name`, a `title`, a timing `case` and
-    optionally the [[right]] `variant` it times (the reference where none is named)."""
+    """hidden.toml [journey]: a `title`, a `peer`, and [[journey.steps]], each a `name`, a `title`, a timing `case`
+    and optionally the [[right]] `variant` it times (the reference where none is named)."""
     here = f"{where} [journey]"
     if not isinstance(table, dict):
-        raise ConfigError(f"{here}: must be a table with 'peer' and [[journey.steps]]")
+        raise ConfigError(f"{here}: must be a table with 'title', 'peer' and [[journey.steps]]")
+    journey_title = table.get("title")
+    if not isinstance(journey_title, str) or not journey_title:
+        raise ConfigError(f"{here}: 'title' must name the journey for its chart (e.g. \"the GEMM journey\")")
     peer = table.get("peer")
     if not isinstance(peer, str) or not peer:
         raise ConfigError(f"{here}: 'peer' must name the yardstick every step's timing case measures beside it")
@@ -662,7 +666,7 @@ def _journey(table: object, perf: list[PerfSpec], right: list[VariantSpec], wher
     names = [s.name for s in steps]
     if duplicates := {n for n in names if names.count(n) > 1}:
         raise ConfigError(f"{here}: step names appear twice: {sorted(duplicates)}")
-    return Journey(peer=peer, steps=tuple(steps))
+    return Journey(title=journey_title, peer=peer, steps=tuple(steps))
 
 
 def _profile(entries: list, timing_cases: set[str], where: str) -> list[ProfileEntry]:

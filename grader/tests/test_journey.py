@@ -92,7 +92,7 @@ def test_source_entries_that_cannot_work_are_config_errors(lab_copy: Path, entry
 
 
 def _journey(case: str, variant: str = "whole-other-launcher", peer: str = "copy") -> str:
-    return (f'[journey]\npeer = "{peer}"\n\n[[journey.steps]]\nname = "journey-01-ref"\ntitle = "1. the reference"\n'
+    return (f'[journey]\ntitle = "the test journey"\npeer = "{peer}"\n\n[[journey.steps]]\nname = "journey-01-ref"\ntitle = "1. the reference"\n'
             f'case = "{case}"\n\n[[journey.steps]]\nname = "journey-02-other"\ntitle = "2. other"\n'
             f'variant = "{variant}"\ncase = "{case}"\n')
 
@@ -117,17 +117,31 @@ def test_a_journey_step_naming_no_case_or_no_variant_is_a_config_error(lab_copy:
         load_lab(LAB, lab_copy)
 
 
-def test_lab_04s_journey_steps_are_right_variants_from_whole_files_that_apply():
-    config = load_lab("04-tiled-matmul")
-    assert config.journey is not None and config.journey.peer == "cuBLAS SGEMM (FP32)"
+def test_a_journey_without_a_title_is_a_config_error(lab_copy: Path):
+    case = load_lab(LAB, lab_copy).perf[0].case
+    _add(lab_copy, RIGHT + _journey(case).replace('title = "the test journey"\n', ""))
+    with pytest.raises(ConfigError, match="'title' must name the journey"):
+        load_lab(LAB, lab_copy)
+
+
+@pytest.mark.parametrize("lab, peer, file, core, extra", [
+    ("04-tiled-matmul", "cuBLAS SGEMM (FP32)", "tiled_matmul.cu", "launch_tiled_matmul(",
+     "void launch_register_tiled_matmul("),
+    ("06-scan", "thrust::inclusive_scan", "scan.cu", "void launch_tile_scan(",
+     "void launch_register_tiled_inclusive_scan(const float*"),
+])
+def test_journey_steps_are_right_variants_from_whole_files_that_apply(lab: str, peer: str, file: str, core: str,
+                                                                      extra: str):
+    config = load_lab(lab)
+    assert config.journey is not None and config.journey.peer == peer
     from_files = {v.name for v in config.right if v.source}
     assert {s.variant for s in config.journey.steps if s.variant} <= from_files
     assert all((config.solution_dir / v.source).is_file() for v in config.right if v.source)
     assert variants.problems(config) == []
     made = variants.sources(config, "right")
     for name in from_files:  # the core part stays the reference's; the extra credit is the journey file's
-        text = made[name]["tiled_matmul.cu"]
-        assert "launch_tiled_matmul(" in text and text.count("void launch_register_tiled_matmul(") == 1
+        text = made[name][file]
+        assert core in text and text.count(extra) == 1
 
 
 STEP = JourneyStep(name="journey-02-other", title="2. other", case="c", measurement="k", variant="v")
@@ -172,13 +186,14 @@ def test_the_journey_chart_waits_for_a_record_then_comes_from_the_newest_one(tmp
     sys.path.insert(0, str(REPO / "slides" / "charts"))
     import make_charts
     (tmp_path / "solutions" / "04-tiled-matmul").mkdir(parents=True)
-    (tmp_path / "solutions" / "04-tiled-matmul" / "hidden.toml").write_text('[journey]\npeer = "p"\n')
+    (tmp_path / "solutions" / "04-tiled-matmul" / "hidden.toml").write_text(
+        '[journey]\ntitle = "the GEMM journey"\npeer = "p"\n')
     (tmp_path / "slides").mkdir()
     (tmp_path / "labs").mkdir()
     empty = tmp_path / "none"
     empty.mkdir()
     assert make_charts.plan_journeys(empty, tmp_path) == {
-        "04-tiled-matmul-journey.png": {"lab": "04-tiled-matmul", "journey": True, "source": None}}
+        "04-tiled-matmul-journey.png": {"lab": "04-tiled-matmul", "journey": "the GEMM journey", "source": None}}
     row = journey.row(STEP, "passed", TIMING)
     folder = _records(tmp_path, {"2026-12-01-journey.json": {"04-tiled-matmul": {"measurements": [],
                                                                                   "journey": [row]}}})

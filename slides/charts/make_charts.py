@@ -62,25 +62,28 @@ def plan(records: Path = RECORDS, slides: Path = SLIDES, repo: Path = REPO) -> d
     return result
 
 
-def journey_labs(records: Path = RECORDS, repo: Path = REPO) -> list[str]:
-    """Labs with an optimization journey: in their hidden.toml, or in a record."""
-    labs = {p.parent.name for p in (repo / "solutions").glob("*/hidden.toml")
-            if "journey" in tomllib.loads(p.read_text())}
-    return sorted(labs | set(newest_journey(records)))
+def journey_titles(records: Path = RECORDS, repo: Path = REPO) -> dict[str, str]:
+    """Labs with an optimization journey (in their hidden.toml, or in a record), each with the journey's title."""
+    titles = {lab: "the optimization journey" for lab in newest_journey(records)}
+    for path in (repo / "solutions").glob("*/hidden.toml"):
+        journey = tomllib.loads(path.read_text()).get("journey")
+        if journey is not None:
+            titles[path.parent.name] = journey.get("title") or "the optimization journey"
+    return dict(sorted(titles.items()))
 
 
 def plan_journeys(records: Path = RECORDS, repo: Path = REPO) -> dict[str, dict]:
     """For each journey chart: the lab, and the newest record holding its journey (None: not run yet)."""
     chosen = newest_journey(records)
     result = {}
-    for lab in journey_labs(records, repo):
+    for lab, title in journey_titles(records, repo).items():
         source = None
         if lab in chosen:
             path, data = chosen[lab]
             source = {"record": path.relative_to(repo).as_posix(), "date": data.get("date", "?"),
                       "gpu": data.get("gpu", "?"), "driver": data.get("driver", "?"),
                       "commit": data.get("commit", "?")}
-        result[f"{lab}-journey.png"] = {"lab": lab, "journey": True, "source": source}
+        result[f"{lab}-journey.png"] = {"lab": lab, "journey": title, "source": source}
     return result
 
 
@@ -264,10 +267,10 @@ def _draw_streams(plt, path: Path, lab: str, source: dict, entry: dict) -> bool:
     return True
 
 
-def _draw_journey(plt, path: Path, lab: str, source: dict | None, entry: dict | None) -> None:
+def _draw_journey(plt, path: Path, lab: str, title: str, source: dict | None, entry: dict | None) -> None:
     """A journey: one bar per step, in order, each with its rate and its fraction of the peer timed beside it."""
     if source is None or entry is None:
-        fig = _figure(plt, f"{lab_title(lab)}: the GEMM journey", None)
+        fig = _figure(plt, f"{lab_title(lab)}: {title}", None)
         fig.text(0.5, 0.58, "No run of this journey has been recorded yet.", ha="center", fontsize=22)
         fig.text(0.5, 0.45, f"On a GPU: python3 -m grader journey --lab {lab}, then python3 -m grader record;",
                  ha="center", fontsize=15, color="#444444")
@@ -277,7 +280,7 @@ def _draw_journey(plt, path: Path, lab: str, source: dict | None, entry: dict | 
         plt.close(fig)
         return
     steps = [dict(m, name=m.get("title") or m["name"]) for m in entry["journey"] if m.get("rate") is not None]
-    fig = _figure(plt, f"{lab_title(lab)}: the GEMM journey, step by step", source)
+    fig = _figure(plt, f"{lab_title(lab)}: {title}, step by step", source)
     ax = fig.subplots()
     _draw_bars(ax, steps, steps[0]["unit"] if steps else "")
     fig.tight_layout(rect=(0, 0.04, 1, 0.93))
@@ -327,7 +330,7 @@ def main(argv: list[str]) -> int:
         source = item["source"]
         if item.get("journey"):
             entry = records[REPO / source["record"]]["labs"][item["lab"]] if source else None
-            _draw_journey(plt, path, item["lab"], source, entry)
+            _draw_journey(plt, path, item["lab"], item["journey"], source, entry)
             print(f"slides/charts/{name}: " + (f"{source['gpu']}, {source['date']} ({source['record']})" if source
                                                else "the journey has not been run yet (placeholder)"))
         elif source is None:
