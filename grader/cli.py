@@ -293,7 +293,7 @@ def cmd_slurm(args: argparse.Namespace) -> int:
     load_lab(args.lab)  # a wrong lab name fails here, not in every array task
     job = slurm.SlurmJob(lab=args.lab, submissions=Path(args.submissions), out=Path(args.out), shards=args.shards,
                          gres=args.gres, cpus_per_task=args.cpus_per_task, time_limit=args.time,
-                         partition=args.partition, account=args.account, python=args.python)
+                         partition=args.partition, account=args.account, python=args.python, profile=args.profile)
     path = slurm.write(job)
     print(f"wrote {path}")
     if not args.submit:
@@ -621,6 +621,8 @@ def parser() -> argparse.ArgumentParser:
     batch.add_argument("--account")
     batch.add_argument("--time", default="04:00:00", help="time limit per task, HH:MM:SS (default %(default)s)")
     batch.add_argument("--python", default="python3", help="the Python the tasks run the grader with")
+    batch.add_argument("--profile", action="store_true",
+                       help="each task profiles its students' timed kernels, as grade-class --profile: no points")
     batch.add_argument("--submit", action="store_true", help="run sbatch on the script")
     batch.set_defaults(run=cmd_slurm)
 
