@@ -95,17 +95,14 @@ def _profile_feedback(config: LabConfig, workroot: Path, lock: GpuLock, case_sta
     built = workroot / "build"
     reference_binary = build.binary_path(built, config.name, "reference")
     ncu = profile.find_ncu()
+
+    def reference() -> profile.Profiled | None:
+        if not reference_binary.is_file():
+            return None
+        return profile.profile_build(config, reference_binary, ncu, workroot / "profile-reference")
     with lock.exclusive():
-        mine = profile.profile_submission(config, build.binary_path(built, config.name, "student"), ncu,
-                                          workroot / "profile", case_status)
-        reference = None
-        if ncu is not None and not isinstance(mine, str) and reference_binary.is_file():
-            try:
-                reference = profile.profile_build(config, reference_binary, ncu, workroot / "profile-reference",
-                                                  [e for e in config.profile if e.kernel in mine.kernels])
-            except profile.ProfileError:
-                reference = None  # the student's table stands alone; their profile was taken all the same
-    return profile.feedback(config, mine, reference)
+        return profile.submission_feedback(config, build.binary_path(built, config.name, "student"), ncu,
+                                           workroot / "profile", case_status, reference)
 
 
 def _find_ncu_or_say() -> Path | None:
