@@ -96,17 +96,14 @@ def _profile_feedback(config: LabConfig, workroot: Path, lock: GpuLock, case_sta
     built = workroot / "build"
     reference_binary = build.binary_path(built, config.name, "reference")
     ncu = profile.find_ncu()
+
+    def reference() -> profile.Profiled | None:
+        if not reference_binary.is_file():
+            return None
+        return profile.profile_build(config, reference_binary, ncu, workroot / "profile-reference")
     with lock.exclusive():
-        mine = profile.profile_submission(config, build.binary_path(built, config.name, "student"), ncu,
-                                          workroot / "profile", case_status)
-        reference = None
-        if ncu is not None and not isinstance(mine, str) and reference_binary.is_file():
-            try:
-                reference = profile.profile_build(config, reference_binary, ncu, workroot / "profile-reference",
-                                                  [e for e in config.profile if e.kernel in mine.kernels])
-            except profile.ProfileError:
-                reference = None  # the student's table stands alone; their profile was taken all the same
-    return profile.feedback(config, mine, reference)
+        return profile.submission_feedback(config, build.binary_path(built, config.name, "student"), ncu,
+                                           workroot / "profile", case_status, reference)
 
 
 def _find_ncu_or_say() -> Path | None:
@@ -294,7 +291,7 @@ def cmd_slurm(args: argparse.Namespace) -> int:
     load_lab(args.lab)  # a wrong lab name fails here, not in every array task
     job = slurm.SlurmJob(lab=args.lab, submissions=Path(args.submissions), out=Path(args.out), shards=args.shards,
                          gres=args.gres, cpus_per_task=args.cpus_per_task, time_limit=args.time,
-                         partition=args.partition, account=args.account, python=args.python)
+                         partition=args.partition, account=args.account, python=args.python, profile=args.profile)
     path = slurm.write(job)
     print(f"wrote {path}")
     if not args.submit:
@@ -653,6 +650,8 @@ def parser() -> argparse.ArgumentParser:
     batch.add_argument("--account")
     batch.add_argument("--time", default="04:00:00", help="time limit per task, HH:MM:SS (default %(default)s)")
     batch.add_argument("--python", default="python3", help="the Python the tasks run the grader with")
+    batch.add_argument("--profile", action="store_true",
+                       help="each task profiles its students' timed kernels, as grade-class --profile: no points")
     batch.add_argument("--submit", action="store_true", help="run sbatch on the script")
     batch.set_defaults(run=cmd_slurm)
 

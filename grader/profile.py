@@ -32,7 +32,7 @@ import re
 import shutil
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -197,16 +197,20 @@ def base_name(kernel: str) -> str:
 def parse_report(text: str) -> dict[str, dict[str, float]]:
     """Kernel name (its plain function name) -> {ncu metric: value} from ncu's CSV (one row per launch and
     metric, after whatever lines ncu printed before its header); of a kernel's launches, the longest
-    (LAUNCHES_MEASURED says why), the first of equals."""
+    (LAUNCHES_MEASURED says why), the first of equals. Code in the sandbox can write this file: text that is no
+    CSV the csv module reads (a field past its size limit) ends the reading there, as if ncu had measured no more."""
     start = text.find('"ID"')
     if start < 0:
         return {}
     launches: dict[str, dict[str, dict[str, float]]] = {}  # kernel -> launch ID -> its metrics, in launch order
-    for row in csv.DictReader(io.StringIO(text[start:])):
-        kernel, launch, name = base_name(row.get("Kernel Name") or ""), row.get("ID", ""), row.get("Metric Name", "")
-        value = _number(row.get("Metric Value", ""))
-        if kernel and name and value is not None:
-            launches.setdefault(kernel, {}).setdefault(launch, {})[name] = value
+    try:
+        for row in csv.DictReader(io.StringIO(text[start:])):
+            kernel, launch, name = base_name(row.get("Kernel Name") or ""), row.get("ID", ""), row.get("Metric Name", "")
+            value = _number(row.get("Metric Value", ""))
+            if kernel and name and value is not None:
+                launches.setdefault(kernel, {}).setdefault(launch, {})[name] = value
+    except csv.Error:
+        pass
     return {kernel: max(measured.values(), key=lambda raw: raw.get(DURATION, 0.0))
             for kernel, measured in launches.items()}
 
@@ -236,7 +240,7 @@ class RooflinePoint:
 def roofline_point(label: str, raw: dict[str, float]) -> RooflinePoint | None:
     """Where a kernel sits on the roofline: FP32 operations per DRAM byte, and GFLOP/s; None without both."""
     flops = sum(raw.get(name, 0.0) * weight for name, weight in FLOP_SOURCES.items())
-    seconds = raw.get("gpu__time_duration.sum", 0.0) * 1e-9
+    seconds = raw.get(DURATION, 0.0) * 1e-9
     dram = raw.get(DRAM_BYTES, 0.0)
     if flops <= 0 or seconds <= 0 or dram <= 0:
         return None
@@ -496,6 +500,26 @@ def profile_submission(config: LabConfig, binary: Path, ncu: Path | None, workdi
                 "(ERR_NVGPUCTRPERM). `make profile LAB=" + config.name + "` shows the same table on your own GPU.")
     profiled.missing.update(skipped)
     return profiled
+
+
+def submission_feedback(config: LabConfig, binary: Path, ncu: Path | None, workdir: Path,
+                        case_status: dict[str, str],
+                        reference: Callable[[], Profiled | None]) -> str:
+    """What a graded submission's report gets (grade --profile, grade-class --profile): its timed kernels profiled
+    in its sandbox (profile_submission), beside `reference()`'s where that gives one, as text. The caller holds
+    the GPU alone. It never raises: a profile is feedback only, and a grader problem here must not cost the
+    student their grade, nor a submission that wrote something odd for ncu's file its results."""
+    try:
+        mine = profile_submission(config, binary, ncu, workdir, case_status)
+        theirs = None
+        if not isinstance(mine, str) and mine.kernels:
+            try:
+                theirs = reference()
+            except ProfileError:
+                theirs = None  # the student's table stands alone; their profile was taken all the same
+        return feedback(config, mine, theirs)
+    except Exception as error:  # noqa: BLE001 - see above
+        return f"No profile: the grader could not run it ({type(error).__name__}: {error})."
 
 
 def feedback(config: LabConfig, mine: Profiled | str, reference: Profiled | None) -> str:

@@ -4,7 +4,8 @@ hidden.toml) profiled, and each variant's `shows` asserted against the reference
     python3 -m grader profile --check [--lab L ...]        (make profile-check)
 
 It proves on a GPU that the profile a student gets shows the difference each lab teaches: no padding shows
-bank conflicts, scattered loads show sectors per request, interleaved addressing shows idle threads. Per lab,
+bank conflicts, scattered loads show sectors per request, interleaved addressing shows the warp instructions
+it costs. Per lab,
 the reference is built once; each variant is built as a submission that links the reference's compiled tests and
 harness, so only its one file compiles. Only the kernels some `shows` names are profiled, each in one run of its
 timing case, while the GPU lock is held exclusively. Every variant is the instructor's own code: it runs outside
@@ -68,17 +69,21 @@ def check_lab(config: LabConfig, ncu: Path, workroot: Path, out: Path, lock: Gpu
     entries = entries_shown(config, slow)
     lines, texts, points = [], [], []
     raw: dict[str, dict] = {}  # build -> kernel -> its ncu metrics, kept beside the report to draw or compare again
+    passed = True
+    reference: profile.Profiled | None = None
     for variant in slow:
         built = build_variant(config, variant, tree, workroot)
         if not built.ok:
             lines.append(f"FAIL {variant.name}: it does not build:\n{built.errors()}")
+            passed = False
             continue
         with lock.exclusive():
             measured = profile.profile_build(config, built.binary, ncu, workroot / f"slow-{variant.name}" / "ncu",
                                              entries)
-            if not texts:  # the reference once, in the same hold as the first variant
+            if reference is None:  # once, in the same hold as the first variant that built
                 reference = profile.profile_build(config, reference_binary, ncu, workroot / "reference-ncu", entries)
         verdicts = [profile.judge_shows(shows, measured, reference) for shows in variant.shows]
+        passed = passed and all(verdict.held for verdict in verdicts)
         lines += [f"{variant.name}: {verdict.line()}" for verdict in verdicts]
         texts.append(f"Slow variant '{variant.name}': {variant.why}\n"
                      + "\n".join(verdict.line() for verdict in verdicts) + "\n\n"
@@ -86,13 +91,13 @@ def check_lab(config: LabConfig, ncu: Path, workroot: Path, out: Path, lock: Gpu
                                       label=variant.name, entries=entries))
         points += profile.points_of(measured, f"({variant.name})")
         raw[variant.name] = measured.kernels
-    if texts:
+    if reference is not None:
         points += profile.points_of(reference, "(reference)")
         raw["reference"] = reference.kernels
     text = "\n\n".join(texts)
-    passed = bool(texts) and not any(line.startswith("FAIL") or ": FAIL " in line for line in lines)
+    passed = passed and reference is not None
     text += "\n" + profile.write_picture(out, f"{config.name}: reference and slow variants", points,
-                                         reference.kernels if texts else {}) + "\n"
+                                         reference.kernels if reference else {}) + "\n"
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.txt").write_text(text)
     (out / "measurements.json").write_text(json.dumps(raw, indent=1, sort_keys=True) + "\n")

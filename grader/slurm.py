@@ -36,6 +36,7 @@ class SlurmJob:
     partition: str | None = None
     account: str | None = None
     python: str = "python3"
+    profile: bool = False  # each task adds Nsight Compute's table and hints to its students' feedback
 
 
 def script(job: SlurmJob, repo: Path = REPO_ROOT) -> str:
@@ -49,8 +50,8 @@ def script(job: SlurmJob, repo: Path = REPO_ROOT) -> str:
         directives.append(f"--partition={job.partition}")
     if job.account:
         directives.append(f"--account={job.account}")
-    grade = [job.python, "-m", "grader", "grade-class", "--lab", job.lab, "--submissions",
-             str(job.submissions.resolve()), "--out"]
+    grade = [job.python, "-m", "grader", "grade-class", "--lab", job.lab, *(["--profile"] if job.profile else []),
+             "--submissions", str(job.submissions.resolve()), "--out"]
     q = shlex.quote
     return "\n".join([
         "#!/bin/bash",

@@ -13,7 +13,7 @@ from grader.build import BuildResult
 from grader.gpulock import Gpu, GpuLock
 from grader.tests.conftest import HIDDEN_TOML, LAB_TOML, TOY_CONFIG_HEAD, TOY_REFERENCE, write
 from grader.tests.fake_gpu import FakeBuilds
-from grader.tests.test_profile import VECTOR_ADD, fake_ncu, report_text
+from grader.tests.test_profile import HEADER, VECTOR_ADD, fake_ncu, report_text
 
 PROFILED = LAB_TOML + '\n[[profile]]\nkernel = "toy_kernel"\ncase = "toy timing: fast"\n'
 SLOW = '''
@@ -291,6 +291,28 @@ def test_feedback_profiles_only_kernels_whose_timing_passed_and_says_it_costs_no
     locked, _ = fake_ncu(tmp_path / "locked", {"locked": True}) if (tmp_path / "locked").mkdir() is None else None
     said = profile.profile_submission(lab01, Path("/bin/true"), locked, tmp_path / "w2", {case: "passed"})
     assert "does not let Nsight Compute read the GPU's performance counters" in said
+
+
+def test_a_submissions_profile_feedback_never_raises_whatever_it_wrote_for_ncu(lab01, tmp_path: Path):
+    # The sandbox lets the submission write ncu's CSV: a field past the csv module's limit ends the reading there.
+    hostile = report_text({"vector_add_kernel": VECTOR_ADD}) + '"' + "x" * 200_000 + '"\n'
+    assert "vector_add_kernel" in profile.parse_report(hostile)
+    assert profile.parse_report(HEADER + '\n"' + "x" * 200_000 + '"\n') == {}
+    ncu, _ = fake_ncu(tmp_path, {"vector_add_kernel": hostile})
+    case = lab01.profile[0].case
+
+    def locked_reference():
+        raise profile.ProfileError("counters locked")
+    text = profile.submission_feedback(lab01, Path("/bin/true"), ncu, tmp_path / "work", {case: "passed"},
+                                       locked_reference)
+    assert text.startswith(profile.FEEDBACK_HEAD) and "vector_add_kernel:" in text
+    assert "reference" not in text.split("vector_add_kernel:", 1)[1].splitlines()[1]  # the student's table alone
+
+    def broken_reference():
+        raise OSError("disk full")
+    text = profile.submission_feedback(lab01, Path("/bin/true"), ncu, tmp_path / "w2", {case: "passed"},
+                                       broken_reference)
+    assert text == "No profile: the grader could not run it (OSError: disk full)."
 
 
 def test_the_feedback_joins_the_output_and_leaves_the_score_alone(lab01):

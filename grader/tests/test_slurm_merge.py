@@ -33,6 +33,9 @@ def test_the_script_is_an_array_of_shards_on_one_gpu_each(tmp_path: Path):
     assert "cd /srv/kit" in lines and "merge --out" in text
     no_account = slurm.script(job(tmp_path, account=None, partition=None))
     assert "--account" not in no_account and "--partition" not in no_account
+    assert "--profile" not in text  # off unless asked for, as in grade-class
+    profiled = slurm.script(job(tmp_path, profile=True)).splitlines()[-1]
+    assert profiled.startswith("python3 -m grader grade-class --lab 01-vector-add --profile --submissions ")
 
 
 def test_the_script_runs_under_bash_as_a_task_would(tmp_path: Path):
