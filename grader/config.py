@@ -649,6 +649,9 @@ def _journey(table: object, perf: list[PerfSpec], right: list[VariantSpec], wher
         name = entry.get("name", "")
         if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9-]+", name):
             raise ConfigError(f"{at}: 'name' must be lower-case words joined by '-'")
+        if name in variants:
+            raise ConfigError(f"{at} '{name}': a step's name must not be a variant's: a handout's figure names the "
+                              f"step, and the release refuses every variant's name")
         title = entry.get("title")
         if not isinstance(title, str) or not title:
             raise ConfigError(f"{at} '{name}': 'title' must say what the step adds")

@@ -39,12 +39,13 @@ def build_steps(config: LabConfig, build_dir: Path) -> list[str]:
     return problems
 
 
-def row(step: JourneyStep, status: str, timing: dict) -> dict:
-    """One step's line of journey.json, from its timing case's record of the measurement."""
+def row(step: JourneyStep, status: str, timing: dict, gpu: str = "", driver: str = "") -> dict:
+    """One step's line of journey.json, from its timing case's record of the measurement and the GPU it ran on."""
     return {"name": step.name, "title": step.title, "build": build_name(step), "case": step.case,
             "measurement": step.measurement, "status": status, "median_s": timing["median_s"],
             "rate": timing.get("rate"), "unit": timing.get("unit", ""),
-            "ceilings": dict(zip(timing.get("ceiling_names", []), timing.get("ceiling_rates", [])))}
+            "ceilings": dict(zip(timing.get("ceiling_names", []), timing.get("ceiling_rates", []))),
+            "gpu": gpu, "driver": driver}
 
 
 def time_steps(config: LabConfig, build_dir: Path, workroot: Path,
@@ -55,14 +56,15 @@ def time_steps(config: LabConfig, build_dir: Path, workroot: Path,
     rows, problems = [], []
     for step in config.journey.steps:
         binary = build.binary_path(build_dir, config.name, build_name(step))
-        outcome = evaluate(config, binary, workroot / step.name, [step.case], lock).outcomes.get(step.case)
+        evaluation = evaluate(config, binary, workroot / step.name, [step.case], lock)
+        outcome = evaluation.outcomes.get(step.case)
         timing = outcome.timing(step.measurement) if outcome else None
         if timing is None or not timing.get("rate"):
             why = " ".join(outcome.messages)[:500] if outcome else "it did not run"
             problems.append(f"step '{step.name}' ({build_name(step)}): no timing of '{step.measurement}' from "
                             f"'{step.case}': {why}")
             continue
-        rows.append(row(step, outcome.status, timing))
+        rows.append(row(step, outcome.status, timing, evaluation.info.gpu, evaluation.info.driver))
     return rows, problems
 
 

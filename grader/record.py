@@ -54,6 +54,9 @@ def gather(build_dir: Path, commit: str, date: str | None = None) -> dict:
         rows = json.loads(path.read_text())
         if rows:
             record["labs"].setdefault(path.parent.name, {"measurements": []})["journey"] = rows
+            # A record of journeys alone names the GPU its steps ran on.
+            record["gpu"] = record["gpu"] or rows[0].get("gpu", "")
+            record["driver"] = record["driver"] or rows[0].get("driver", "")
     return record
 
 

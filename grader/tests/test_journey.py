@@ -117,6 +117,13 @@ def test_a_journey_step_naming_no_case_or_no_variant_is_a_config_error(lab_copy:
         load_lab(LAB, lab_copy)
 
 
+def test_a_journey_step_named_as_its_variant_is_a_config_error(lab_copy: Path):
+    case = load_lab(LAB, lab_copy).perf[0].case
+    _add(lab_copy, RIGHT + _journey(case).replace('name = "journey-02-other"', 'name = "whole-other-launcher"'))
+    with pytest.raises(ConfigError, match="must not be a variant's"):
+        load_lab(LAB, lab_copy)
+
+
 def test_a_journey_without_a_title_is_a_config_error(lab_copy: Path):
     case = load_lab(LAB, lab_copy).perf[0].case
     _add(lab_copy, RIGHT + _journey(case).replace('title = "the test journey"\n', ""))
@@ -150,12 +157,13 @@ TIMING = {"name": "k", "median_s": 0.002, "rate": 40000.0, "unit": "GFLOP/s",
 
 
 def test_journey_rows_go_into_the_record_beside_the_labs_measurements(tmp_path: Path):
-    rows = [journey.row(STEP, "passed", TIMING)]
+    rows = [journey.row(STEP, "passed", TIMING, "NVIDIA H100 80GB HBM3", "580.159.04")]
     assert journey.peer_fraction(rows[0], "cuBLAS SGEMM (FP32)") == pytest.approx(0.8)
     journey.write(tmp_path, "04-tiled-matmul", rows)
     assert journey.read(tmp_path, "04-tiled-matmul") == rows
     data = record.gather(tmp_path, "abc", "2026-12-01")
     assert data["labs"]["04-tiled-matmul"] == {"measurements": [], "journey": rows}
+    assert (data["gpu"], data["driver"]) == ("NVIDIA H100 80GB HBM3", "580.159.04")  # no results.json names them
 
 
 def _records(tmp_path: Path, entries: dict[str, dict]) -> Path:

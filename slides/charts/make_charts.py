@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -169,8 +170,9 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
-def _draw_bars(ax, measurements: list[dict], unit: str) -> None:
-    """One bar per measurement, then one grey bar per yardstick measured alongside (its median)."""
+def _draw_bars(ax, measurements: list[dict], unit: str, layout_rect: tuple | None = None) -> None:
+    """One bar per measurement, then one grey bar per yardstick measured alongside (its median). With layout_rect,
+    the figure is laid out before the notes are placed: long labels narrow the axis the notes must fit."""
     labels, values, colors, notes = [], [], [], []
     yardsticks: dict[str, list[float]] = {}
     for m in measurements:
@@ -191,10 +193,12 @@ def _draw_bars(ax, measurements: list[dict], unit: str) -> None:
     y = list(range(len(labels)))[::-1]
     ax.barh(y, values, color=colors, height=0.6)
     ax.set_yticks(y, labels, fontsize=13)
-    _place_notes(ax, y, values, notes)
     ax.set_xlabel(unit, fontsize=14)
     ax.grid(axis="x", alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
+    if layout_rect is not None:
+        ax.figure.tight_layout(rect=layout_rect)
+    _place_notes(ax, y, values, notes)
 
 
 def _place_notes(ax, y: list[int], values: list[float], notes: list[str]) -> None:
@@ -279,11 +283,12 @@ def _draw_journey(plt, path: Path, lab: str, title: str, source: dict | None, en
         fig.savefig(path, metadata={"Software": None})
         plt.close(fig)
         return
-    steps = [dict(m, name=m.get("title") or m["name"]) for m in entry["journey"] if m.get("rate") is not None]
+    # Step titles are sentences: two lines of at most 36 characters leave the bars and their notes room.
+    steps = [dict(m, name=textwrap.fill(m.get("title") or m["name"], 36)) for m in entry["journey"]
+             if m.get("rate") is not None]
     fig = _figure(plt, f"{lab_title(lab)}: {title}, step by step", source)
     ax = fig.subplots()
-    _draw_bars(ax, steps, steps[0]["unit"] if steps else "")
-    fig.tight_layout(rect=(0, 0.04, 1, 0.93))
+    _draw_bars(ax, steps, steps[0]["unit"] if steps else "", layout_rect=(0, 0.04, 1, 0.93))
     fig.savefig(path, metadata={"Software": None})
     plt.close(fig)
 
