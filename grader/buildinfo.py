@@ -8,9 +8,10 @@
   options of the cases that run under it, the same the grader uses);
 - wrong/<name>/ and right/<name>/: each deliberately wrong submission and each
   correct alternative (another block or tile size), made from the reference by
-  the one text replacement hidden.toml gives, so it follows every edit of the
-  reference (found ignoring whitespace and // comments where it no longer occurs
-  as written: grader/variants.py).
+  the one text replacement hidden.toml gives, or from a whole file of solutions/<lab>/
+  that it names (`source`), so it follows every edit of the reference (found
+  ignoring whitespace and // comments where it no longer occurs as written:
+  grader/variants.py).
 
 Before writing anything it checks that every parameter the lab's tests read by name
 is declared in its config (grader/paramcheck.py), which otherwise shows only when a
@@ -57,6 +58,8 @@ def lab_cmake(config: LabConfig, plan: calls.Plan) -> str:
         f"set(KIT_LAB_ALLOWED_CALLS {_bracket(';'.join(config.allowed_calls))})",
         f"set(KIT_LAB_WRONG {_bracket(';'.join(w.name for w in config.wrong))})",
         f"set(KIT_LAB_RIGHT {_bracket(';'.join(r.name for r in config.right))})",
+        # Whole files that variants are made from (`source`): editing one makes CMake write the variants again.
+        f"set(KIT_LAB_VARIANT_SOURCES {_bracket(';'.join(p.as_posix() for p in variants.source_files(config)))})",
         # The judge/runner split (grader/calls.py): OFF for a lab graded in one process, with the reason.
         f"set(KIT_LAB_SPLIT {_on(plan.split)})",
         f"set(KIT_LAB_UNSPLIT_WHY {_bracket(plan.unsplit_because)})",

@@ -8,7 +8,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import (build, buildinfo, calls, classroom, cluster, figures, handouts, intake, leaderboard, linkcheck, lms,
+from grader import (build, buildinfo, calls, classroom, cluster, figures, handouts, intake, journey, leaderboard,
+                    linkcheck, lms,
                     merge, profile, profilecheck, record, release, report, sandbox, skeleton, slurm, variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
@@ -477,6 +478,35 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_journey(args: argparse.Namespace) -> int:
+    """Time every step of a lab's journey (hidden.toml [journey]) beside its peer, in one run."""
+    _sandbox_for(untrusted=False, no_sandbox=args.no_sandbox)
+    config = load_lab(args.lab)
+    if config.journey is None:
+        print(f"{config.name} has no journey (solutions/{config.name}/hidden.toml [journey])", file=sys.stderr)
+        return 2
+    build_dir = Path(args.build_dir).resolve()
+    started = time.monotonic()
+    problems = journey.build_steps(config, build_dir)
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return 1
+    print(f"(steps built in {time.monotonic() - started:.0f} s)", flush=True)
+    lock = GpuLock(list_gpus()[0].key)
+    workroot = fresh_workroot()
+    try:
+        rows, problems = journey.time_steps(config, build_dir, workroot, lock)
+    finally:
+        remove_workroot(workroot, args.keep)
+    path = journey.write(build_dir, config.name, rows)
+    print(journey.summary(config, rows))
+    print(f"({len(rows)} of {len(config.journey.steps)} steps timed in {time.monotonic() - started:.0f} s; written to "
+          f"{path}; `python3 -m grader record` puts them into the run record)")
+    for problem in problems:
+        print(f"  - {problem}")
+    return 1 if problems else 0
+
+
 def cmd_link_check(args: argparse.Namespace) -> int:
     libraries = [Path(p) for p in args.libraries] + linkcheck.system_libraries()
     found = linkcheck.problems([Path(p) for p in args.student], [Path(p) for p in args.instructor],
@@ -507,7 +537,9 @@ def cmd_record(args: argparse.Namespace) -> int:
         return 1
     report.write_json(Path(args.out), data)
     for lab, result in data["labs"].items():
-        print(f"{lab:<24} {result['score']:6.1f} / {result['max']:g}  {len(result['measurements'])} measurements")
+        scored = f"{result['score']:6.1f} / {result['max']:g}" if "score" in result else "(no self-check)"
+        steps = f", {len(result['journey'])} journey steps" if result.get("journey") else ""
+        print(f"{lab:<24} {scored}  {len(result['measurements'])} measurements{steps}")
     return 0
 
 
@@ -686,6 +718,14 @@ def parser() -> argparse.ArgumentParser:
                            help="check N labs at a time (default 1); timed tests still run one at a time")
     selfcheck.add_argument("--no-sandbox", action="store_true", help="run the self-check without the OS sandbox")
     selfcheck.set_defaults(run=cmd_selfcheck)
+
+    trip = commands.add_parser("journey", help="time each step of a lab's optimization journey beside its peer, in "
+                               "one run (hidden.toml [journey]); then `record` keeps it")
+    trip.add_argument("--lab", required=True)
+    trip.add_argument("--build-dir", default="build")
+    trip.add_argument("--keep", action="store_true")
+    trip.add_argument("--no-sandbox", action="store_true", help="run the steps without the OS sandbox")
+    trip.set_defaults(run=cmd_journey)
 
     cases = commands.add_parser("check-cases", help="compare a test program's cases with its lab config")
     cases.add_argument("--lab", required=True)

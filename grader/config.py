@@ -126,6 +126,12 @@ class VariantSpec:
     replace: str
     by: str
     timed: bool = False
+    # A variant that is a whole other kernel rather than an edit: `source` is a file of solutions/<lab>/ (e.g.
+    # "journey/03-next-step.cu") that takes the place of the reference from the line holding `source_from`
+    # (hidden.toml's `from`) to its end, or of the whole file where `from` is not given. `replace`/`by`, where
+    # given too, then edit the result.
+    source: str = ""
+    source_from: str = ""
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,26 @@ class SlowSpec(VariantSpec):
     It proves that the profile, and the hints the lab gives from it, show a student what the lab is about."""
 
     shows: tuple[Shows, ...] = ()
+
+
+@dataclass(frozen=True)
+class JourneyStep:
+    """One step of an optimization journey (hidden.toml [journey]): a build (the reference, or a [[right]] variant)
+    and the timing case that times it beside the journey's peer. `python3 -m grader journey` times every step in one
+    run, and the lab's deck charts them from the GPU run record."""
+
+    name: str  # the step's name in the record and in figures' expressions, e.g. "journey-03-next-step"
+    title: str  # what the step adds, as the chart labels it
+    case: str  # a timing case of the lab
+    measurement: str  # that case's measurement ([[perf]])
+    variant: str = ""  # a [[right]] variant's name; empty: the reference
+
+
+@dataclass(frozen=True)
+class Journey:
+    title: str  # what the journey is, as its chart's heading names it (e.g. "the GEMM journey")
+    peer: str  # the yardstick every step's timing case measures beside it (e.g. "cuBLAS SGEMM (FP32)")
+    steps: tuple[JourneyStep, ...]
 
 
 # The lab.toml tables that say how the lab's header crosses between judge and runner (grader/calls.py).
@@ -205,6 +231,7 @@ class LabConfig:
     right: tuple[VariantSpec, ...] = field(default=())
     slow: tuple[SlowSpec, ...] = field(default=())  # slow on purpose: what `grader profile --check` must show
     questions: tuple[QuestionSpec, ...] = field(default=())
+    journey: Journey | None = None  # hidden.toml [journey]: steps timed side by side (`grader journey`)
     hours: float | None = None  # the handout's estimate of a student's time on the lab, questions included
     run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
     profile: tuple[ProfileEntry, ...] = field(default=())  # the kernels `make profile` measures
@@ -370,10 +397,9 @@ def _variants(entries: list, table: str, student_files: tuple[str, ...], where: 
             raise ConfigError(f"{here}: 'name' must be lower-case words joined by '-'")
         if entry.get("file") not in student_files:
             raise ConfigError(f"{here}: 'file' must be one of the student files {list(student_files)}")
-        for key in ("why", "replace", "by"):
-            if not isinstance(entry.get(key), str):
-                raise ConfigError(f"{here}: '{key}' is required")
-        fields = dict(name=name, why=entry["why"], file=entry["file"], replace=entry["replace"], by=entry["by"])
+        if not isinstance(entry.get("why"), str):
+            raise ConfigError(f"{here}: 'why' is required")
+        fields = dict(name=name, why=entry["why"], file=entry["file"], **_variant_text(entry, here))
         if table == "slow":
             for key in ("must_fail", "keeps_at_most", "timed"):
                 if key in entry:
@@ -405,6 +431,37 @@ def _variants(entries: list, table: str, student_files: tuple[str, ...], where: 
     return variants
 
 
+def _variant_text(entry: dict, here: str) -> dict[str, str]:
+    """How a variant's text is made: `replace` -> `by` in the reference, or a whole file of solutions/<lab>/
+    (`source`) in place of the reference's end (from the line holding `from`) or of all of it, optionally edited
+    by `replace` -> `by` after."""
+    source, start = entry.get("source"), entry.get("from")
+    if source is None:
+        if start is not None:
+            raise ConfigError(f"{here}: 'from' says where a 'source' file starts to replace the reference; there "
+                              f"is no 'source'")
+        for key in ("replace", "by"):
+            if not isinstance(entry.get(key), str):
+                raise ConfigError(f"{here}: '{key}' is required (or 'source', a file of solutions/<lab>/ that "
+                                  f"replaces the reference)")
+        return dict(replace=entry["replace"], by=entry["by"])
+    if not isinstance(source, str) or not source.strip():
+        raise ConfigError(f"{here}: 'source' must be a file name in solutions/<lab>/, e.g. "
+                          f"\"journey/03-next-step.cu\"")
+    parts = Path(source).parts
+    if Path(source).is_absolute() or ".." in parts or not parts:
+        raise ConfigError(f"{here}: 'source' must be a path inside solutions/<lab>/ (no '..', not absolute): "
+                          f"{source!r}")
+    if start is not None and (not isinstance(start, str) or not start.strip()):
+        raise ConfigError(f"{here}: 'from' must be a text of the reference, found once (e.g. a heading comment)")
+    if ("replace" in entry) != ("by" in entry):
+        raise ConfigError(f"{here}: 'replace' and 'by' go together: with 'source', both or neither")
+    for key in ("replace", "by"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ConfigError(f"{here}: '{key}' must be a string")
+    return dict(replace=entry.get("replace", ""), by=entry.get("by", ""), source=source, source_from=start or "")
+
+
 SHOWS_BOUNDS = ("more_than_reference", "less_than_reference", "above", "below")
 
 
@@ -422,6 +479,7 @@ def _slow(variant: VariantSpec, entry: dict, profile: list[ProfileEntry], where:
                           f"more_than_reference = 4.0 }}]")
     kernels = list(dict.fromkeys(p.kernel for p in profile))
     return SlowSpec(name=variant.name, why=variant.why, file=variant.file, replace=variant.replace, by=variant.by,
+                    source=variant.source, source_from=variant.source_from,
                     shows=tuple(_shows(e, kernels, f"{here} shows #{i + 1}") for i, e in enumerate(entries)))
 
 
@@ -485,7 +543,7 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
     hidden_where = str(hidden_path.relative_to(root))
     unknown = set(public) - {"lab", "grading", "params", "tests", "perf", "questions", "profile", "profile_hints",
                              *CALL_TABLES}
-    unknown |= set(hidden) - {"grading", "params", "tests", "wrong", "right", "slow"}
+    unknown |= set(hidden) - {"grading", "params", "tests", "wrong", "right", "slow", "journey"}
     if unknown:
         raise ConfigError(f"{where} or {hidden_where}: unknown table(s) {sorted(unknown)}")
 
@@ -545,6 +603,9 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
     slow = _variants(hidden.get("slow", []), "slow", student_files, hidden_where)
     slow = [_slow(variant, entry, profile, hidden_where) for variant, entry in zip(slow, hidden.get("slow", []))]
 
+    right = _variants(hidden.get("right", []), "right", student_files, hidden_where)
+    journey = _journey(hidden.get("journey"), perf, right, hidden_where) if "journey" in hidden else None
+
     return LabConfig(
         name=lab, title=str(info.get("title", lab)), lab_dir=lab_dir,
         solution_dir=solution_dir if solution_dir.is_dir() else None,
@@ -556,7 +617,7 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         full_at=full_at, zero_at=zero_at, hidden_visibility=visibility, grading_seed=seed,
         params=params, tests=tuple(tests), perf=tuple(perf),
         wrong=tuple(wrong),
-        right=tuple(_variants(hidden.get("right", []), "right", student_files, hidden_where)),
+        right=tuple(right), journey=journey,
         run_limits=_run_limits(grading, f"{where} [grading]"),
         call_tables=_call_tables(public, where),
         questions=tuple(_questions(public.get("questions", []), known_cases, where)),
@@ -564,6 +625,51 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         profile=tuple(profile), slow=tuple(slow),
         profile_hints=tuple(_profile_hints(public.get("profile_hints", []), where)),
     )
+
+
+def _journey(table: object, perf: list[PerfSpec], right: list[VariantSpec], where: str) -> Journey:
+    """hidden.toml [journey]: a `title`, a `peer`, and [[journey.steps]], each a `name`, a `title`, a timing `case`
+    and optionally the [[right]] `variant` it times (the reference where none is named)."""
+    here = f"{where} [journey]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{here}: must be a table with 'title', 'peer' and [[journey.steps]]")
+    journey_title = table.get("title")
+    if not isinstance(journey_title, str) or not journey_title:
+        raise ConfigError(f"{here}: 'title' must name the journey for its chart (e.g. \"the GEMM journey\")")
+    peer = table.get("peer")
+    if not isinstance(peer, str) or not peer:
+        raise ConfigError(f"{here}: 'peer' must name the yardstick every step's timing case measures beside it")
+    measurements = {p.case: p.measurement for p in perf}
+    variants = {v.name for v in right}
+    steps = []
+    for i, entry in enumerate(table.get("steps", [])):
+        at = f"{here} steps #{i + 1}"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{at}: must be a table")
+        name = entry.get("name", "")
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9-]+", name):
+            raise ConfigError(f"{at}: 'name' must be lower-case words joined by '-'")
+        if name in variants:
+            raise ConfigError(f"{at} '{name}': a step's name must not be a variant's: a handout's figure names the "
+                              f"step, and the release refuses every variant's name")
+        title = entry.get("title")
+        if not isinstance(title, str) or not title:
+            raise ConfigError(f"{at} '{name}': 'title' must say what the step adds")
+        case = entry.get("case")
+        if case not in measurements:
+            raise ConfigError(f"{at} '{name}': 'case' must be one of the lab's timing cases ([[perf]]): "
+                              f"{sorted(measurements)}")
+        variant = entry.get("variant", "")
+        if variant and variant not in variants:
+            raise ConfigError(f"{at} '{name}': 'variant' names no [[right]] variant: {variant!r} (the reference "
+                              f"is the step without one)")
+        steps.append(JourneyStep(name=name, title=title, case=case, measurement=measurements[case], variant=variant))
+    if not steps:
+        raise ConfigError(f"{here}: no [[journey.steps]]")
+    names = [s.name for s in steps]
+    if duplicates := {n for n in names if names.count(n) > 1}:
+        raise ConfigError(f"{here}: step names appear twice: {sorted(duplicates)}")
+    return Journey(title=journey_title, peer=peer, steps=tuple(steps))
 
 
 def _profile(entries: list, timing_cases: set[str], where: str) -> list[ProfileEntry]:

@@ -6,7 +6,13 @@ gathers them into one JSON file:
 
     {"date": ..., "gpu": ..., "driver": ..., "commit": ...,
      "labs": {"01-vector-add": {"score": ..., "max": ..., "measurements": [
-         {"case": ..., "name": ..., "median_s": ..., "rate": ..., "unit": ..., "ceilings": {name: rate}}]}}}
+         {"case": ..., "name": ..., "median_s": ..., "rate": ..., "unit": ..., "ceilings": {name: rate}}],
+         "journey": [...]}}}
+
+A lab with an optimization journey (hidden.toml [journey]) that `python3 -m grader journey` timed also gets
+"journey": its steps, in order, each a measurement as above plus its "title", "build" and "status"
+(<build>/<lab>/journey.json). A record may hold a lab's journey alone ("measurements" empty): the lab's own
+chart and figures then still come from the newest record that measured the lab.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import json
 from pathlib import Path
 
 RESULTS_NAME = "selfcheck-reference.json"
+JOURNEY_NAME = "journey.json"  # grader/journey.py writes it beside RESULTS_NAME
 
 
 def _measurements(timings: dict[str, list[dict]]) -> list[dict]:
@@ -41,6 +48,15 @@ def gather(build_dir: Path, commit: str, date: str | None = None) -> dict:
             "max": sum(t["max_score"] for t in results["tests"] if "score" in t),
             "measurements": _measurements(extra.get("timings", {})),
         }
+    # A journey's steps, timed in one run beside their peer (grader/journey.py): kept beside the lab's measurements,
+    # so that they never take the place of the lab's own chart.
+    for path in sorted(build_dir.glob(f"*/{JOURNEY_NAME}")):
+        rows = json.loads(path.read_text())
+        if rows:
+            record["labs"].setdefault(path.parent.name, {"measurements": []})["journey"] = rows
+            # A record of journeys alone names the GPU its steps ran on.
+            record["gpu"] = record["gpu"] or rows[0].get("gpu", "")
+            record["driver"] = record["driver"] or rows[0].get("driver", "")
     return record
 
 
@@ -63,6 +79,20 @@ def load_records(records: Path = RECORDS_DIR) -> list[tuple[Path, dict]]:
             raise RecordError(f"{path}: no 'labs' object")
         out.append((path, data))
     return out
+
+
+def newest_journey(records: Path = RECORDS_DIR) -> dict[str, tuple[Path, dict]]:
+    """For each lab, the newest record that holds its journey (latest date, then file name): the journey chart's
+    and the journey figures' source."""
+    found: dict[str, tuple[tuple[str, str], Path, dict]] = {}
+    for path, data in load_records(records):
+        for lab, entry in data["labs"].items():
+            if not isinstance(entry, dict) or not entry.get("journey"):
+                continue
+            key = (str(data.get("date", "")), path.name)
+            if lab not in found or key > found[lab][0]:
+                found[lab] = (key, path, data)
+    return {lab: (path, data) for lab, (_, path, data) in found.items()}
 
 
 def newest(records: Path = RECORDS_DIR) -> dict[str, tuple[Path, dict]]:

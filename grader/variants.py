@@ -1,4 +1,5 @@
-"""Wrong, right and slow variants: each made from the reference by one text replacement (hidden.toml).
+"""Wrong, right and slow variants: each made from the reference by one text replacement (hidden.toml), or from a
+whole file kept beside it (`source`, e.g. solutions/04-tiled-matmul/journey/: a different kernel, not an edit).
 
 A variant's `replace` text is looked for in the reference exactly first. Where it no longer
 occurs as written, because the instructor has since reflowed a line or added a `//` comment
@@ -10,8 +11,9 @@ and the text, which `grader configure`, `grader skeleton --check` and `grader re
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from grader.config import ConfigError, LabConfig
+from grader.config import ConfigError, LabConfig, VariantSpec
 
 # Whitespace, or a // comment to the end of its line: what may differ between a replace text's tokens.
 _FILLER = r"(?:\s|//[^\n]*+)"
@@ -98,6 +100,34 @@ def apply(text: str, replace: str, by: str, where: str, file: str) -> str:
     return text[:start] + by + text[end:]
 
 
+def with_source(text: str, source: str, start: str, where: str, file: str) -> str:
+    """`text` (of `file`) with a whole other file's text (`source`) in place of its end, from the start of the
+    line that holds its one occurrence of `start`, or in place of all of it where `start` is empty."""
+    if not start:
+        return source
+    found, loose = spans(text, start)
+    if len(found) != 1:
+        how = ", even ignoring whitespace and // comments," if loose else ""
+        raise ConfigError(f"{where}: the 'from' text occurs {len(found)} times in {file}{how} (it must occur "
+                          f"exactly once): {start!r}")
+    line_start = text.rfind("\n", 0, found[0][0]) + 1
+    return text[:line_start] + source
+
+
+def variant_text(config: LabConfig, variant: VariantSpec, reference: str, where: str) -> str:
+    """The text of `variant`'s file, made from the reference's text of it."""
+    file = f"solutions/{config.name}/{variant.file}"
+    if variant.source:
+        path = config.solution_dir / variant.source
+        if not path.is_file():
+            raise ConfigError(f"{where}: its source, solutions/{config.name}/{variant.source}, is missing")
+        reference = with_source(reference, path.read_text(), variant.source_from, where, file)
+        file = f"{file} (with solutions/{config.name}/{variant.source})"
+        if not variant.replace:
+            return reference
+    return apply(reference, variant.replace, variant.by, where, file)
+
+
 def sources(config: LabConfig, table: str) -> dict[str, dict[str, str]]:
     """The files of each variant in hidden.toml's [[wrong]], [[right]] or [[slow]] (`table`): name -> {file name:
     text}."""
@@ -105,10 +135,17 @@ def sources(config: LabConfig, table: str) -> dict[str, dict[str, str]]:
     for variant in getattr(config, table):
         files = {name: (config.solution_dir / name).read_text() for name in config.student_files}
         where = f"solutions/{config.name}/hidden.toml [[{table}]] '{variant.name}'"
-        files[variant.file] = apply(files[variant.file], variant.replace, variant.by, where,
-                                    f"solutions/{config.name}/{variant.file}")
+        files[variant.file] = variant_text(config, variant, files[variant.file], where)
         made[variant.name] = files
     return made
+
+
+def source_files(config: LabConfig) -> list[Path]:
+    """The files of solutions/<lab>/ that variants take whole (`source`): CMake configures again when one changes."""
+    if config.solution_dir is None:
+        return []
+    named = {variant.source for table in VARIANT_TABLES for variant in getattr(config, table) if variant.source}
+    return [config.solution_dir / name for name in sorted(named)]
 
 
 def problems(config: LabConfig) -> list[str]:
@@ -124,7 +161,7 @@ def problems(config: LabConfig) -> list[str]:
                 found.append(f"{where}: solutions/{config.name}/{variant.file} is missing")
                 continue
             try:
-                apply(path.read_text(), variant.replace, variant.by, where, f"solutions/{config.name}/{variant.file}")
+                variant_text(config, variant, path.read_text(), where)
             except ConfigError as error:
                 found.append(str(error))
     return found

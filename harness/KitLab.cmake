@@ -76,8 +76,9 @@ function(kit_add_lab lab)
   endif()
   if(EXISTS ${solution_dir})
     list(TRANSFORM KIT_LAB_STUDENT_FILES PREPEND ${solution_dir}/ OUTPUT_VARIABLE reference_files)
-    # the wrong variants are made from them
-    set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${reference_files})
+    # the wrong variants are made from them, and from the whole files some variants name (`source`)
+    set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${reference_files}
+                 ${KIT_LAB_VARIANT_SOURCES})
   endif()
 
   # The tests are compiled once and linked into every variant.

@@ -120,5 +120,10 @@ def test_every_variant_of_every_lab_applies_as_written():
         assert variants.problems(config) == [], lab
         for table in ("wrong", "right"):
             for variant in getattr(config, table):
-                found, loose = variants.spans((config.solution_dir / variant.file).read_text(), variant.replace)
+                # A variant taken from a whole file (`source`) is found by its `from` text; its `replace`, if any,
+                # edits that file, not the reference.
+                text = variant.source_from if variant.source else variant.replace
+                if not text:
+                    continue
+                found, loose = variants.spans((config.solution_dir / variant.file).read_text(), text)
                 assert len(found) == 1 and not loose, f"{lab} [[{table}]] {variant.name}"

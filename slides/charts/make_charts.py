@@ -5,7 +5,9 @@ Input: docs/gpu-runs/*.json, one file per GPU run (written with its Markdown rec
     {"date": ..., "gpu": ..., "driver": ..., "commit": ...,
      "labs": {"<lab>": {"score": .., "max": .., "measurements": [
          {"case": .., "name": .., "median_s": .., "rate": .., "unit": .., "ceilings": {name: rate}}]}}}
-Output: slides/charts/<lab>.png for every lab deck, and slides/charts/sources.json saying which
+Output: slides/charts/<lab>.png for every lab deck, slides/charts/<lab>-journey.png for every lab with an
+optimization journey (solutions/<lab>/hidden.toml [journey], timed by `python3 -m grader journey`: each step's
+rate and its fraction of the peer measured beside it), and slides/charts/sources.json saying which
 record each chart was drawn from. A lab's chart shows its newest measurements (latest record
 date, then file name); a lab with none yet gets a placeholder that says so, so a deck can always
 link charts/<lab>.png.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -27,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 SLIDES = HERE.parent
 REPO = SLIDES.parent
 sys.path.insert(0, str(REPO))
-from grader.record import RecordError, load_records, newest  # noqa: E402  (the choice of record is shared)
+from grader.record import RecordError, load_records, newest, newest_journey  # noqa: E402  (the choice is shared)
 
 RECORDS = REPO / "docs" / "gpu-runs"
 MANIFEST = HERE / "sources.json"
@@ -56,6 +59,32 @@ def plan(records: Path = RECORDS, slides: Path = SLIDES, repo: Path = REPO) -> d
                       "gpu": data.get("gpu", "?"), "driver": data.get("driver", "?"),
                       "commit": data.get("commit", "?")}
         result[f"{lab}.png"] = {"lab": lab, "source": source}
+    result.update(plan_journeys(records, repo))
+    return result
+
+
+def journey_titles(records: Path = RECORDS, repo: Path = REPO) -> dict[str, str]:
+    """Labs with an optimization journey (in their hidden.toml, or in a record), each with the journey's title."""
+    titles = {lab: "the optimization journey" for lab in newest_journey(records)}
+    for path in (repo / "solutions").glob("*/hidden.toml"):
+        journey = tomllib.loads(path.read_text()).get("journey")
+        if journey is not None:
+            titles[path.parent.name] = journey.get("title") or "the optimization journey"
+    return dict(sorted(titles.items()))
+
+
+def plan_journeys(records: Path = RECORDS, repo: Path = REPO) -> dict[str, dict]:
+    """For each journey chart: the lab, and the newest record holding its journey (None: not run yet)."""
+    chosen = newest_journey(records)
+    result = {}
+    for lab, title in journey_titles(records, repo).items():
+        source = None
+        if lab in chosen:
+            path, data = chosen[lab]
+            source = {"record": path.relative_to(repo).as_posix(), "date": data.get("date", "?"),
+                      "gpu": data.get("gpu", "?"), "driver": data.get("driver", "?"),
+                      "commit": data.get("commit", "?")}
+        result[f"{lab}-journey.png"] = {"lab": lab, "journey": title, "source": source}
     return result
 
 
@@ -141,8 +170,9 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
-def _draw_bars(ax, measurements: list[dict], unit: str) -> None:
-    """One bar per measurement, then one grey bar per yardstick measured alongside (its median)."""
+def _draw_bars(ax, measurements: list[dict], unit: str, layout_rect: tuple | None = None) -> None:
+    """One bar per measurement, then one grey bar per yardstick measured alongside (its median). With layout_rect,
+    the figure is laid out before the notes are placed: long labels narrow the axis the notes must fit."""
     labels, values, colors, notes = [], [], [], []
     yardsticks: dict[str, list[float]] = {}
     for m in measurements:
@@ -163,10 +193,12 @@ def _draw_bars(ax, measurements: list[dict], unit: str) -> None:
     y = list(range(len(labels)))[::-1]
     ax.barh(y, values, color=colors, height=0.6)
     ax.set_yticks(y, labels, fontsize=13)
-    _place_notes(ax, y, values, notes)
     ax.set_xlabel(unit, fontsize=14)
     ax.grid(axis="x", alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
+    if layout_rect is not None:
+        ax.figure.tight_layout(rect=layout_rect)
+    _place_notes(ax, y, values, notes)
 
 
 def _place_notes(ax, y: list[int], values: list[float], notes: list[str]) -> None:
@@ -239,6 +271,28 @@ def _draw_streams(plt, path: Path, lab: str, source: dict, entry: dict) -> bool:
     return True
 
 
+def _draw_journey(plt, path: Path, lab: str, title: str, source: dict | None, entry: dict | None) -> None:
+    """A journey: one bar per step, in order, each with its rate and its fraction of the peer timed beside it."""
+    if source is None or entry is None:
+        fig = _figure(plt, f"{lab_title(lab)}: {title}", None)
+        fig.text(0.5, 0.58, "No run of this journey has been recorded yet.", ha="center", fontsize=22)
+        fig.text(0.5, 0.45, f"On a GPU: python3 -m grader journey --lab {lab}, then python3 -m grader record;",
+                 ha="center", fontsize=15, color="#444444")
+        fig.text(0.5, 0.38, "with the record in docs/gpu-runs/, `make charts` draws each step here.",
+                 ha="center", fontsize=15, color="#444444")
+        fig.savefig(path, metadata={"Software": None})
+        plt.close(fig)
+        return
+    # Step titles are sentences: two lines of at most 36 characters leave the bars and their notes room.
+    steps = [dict(m, name=textwrap.fill(m.get("title") or m["name"], 36)) for m in entry["journey"]
+             if m.get("rate") is not None]
+    fig = _figure(plt, f"{lab_title(lab)}: {title}, step by step", source)
+    ax = fig.subplots()
+    _draw_bars(ax, steps, steps[0]["unit"] if steps else "", layout_rect=(0, 0.04, 1, 0.93))
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+
+
 SPECIAL = {"08-streams": _draw_streams}   # labs whose chart is more than bars of rates
 
 
@@ -279,7 +333,12 @@ def main(argv: list[str]) -> int:
     for name, item in charts.items():
         path = HERE / name
         source = item["source"]
-        if source is None:
+        if item.get("journey"):
+            entry = records[REPO / source["record"]]["labs"][item["lab"]] if source else None
+            _draw_journey(plt, path, item["lab"], item["journey"], source, entry)
+            print(f"slides/charts/{name}: " + (f"{source['gpu']}, {source['date']} ({source['record']})" if source
+                                               else "the journey has not been run yet (placeholder)"))
+        elif source is None:
             _draw_placeholder(plt, path, item["lab"])
             print(f"slides/charts/{name}: no data yet (placeholder)")
         else:
