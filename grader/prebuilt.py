@@ -25,7 +25,12 @@ def seed(build_dir: Path, reference_build: Path, copy_configuration: bool = True
     if copy_configuration and source.is_file():
         old, new = str(reference_build.resolve()), str(build_dir.resolve())
         for line in source.read_text().splitlines():
-            if not line.startswith(("#", "KIT_PREBUILT:")):
+            if line.startswith("KIT_PREBUILT:"):
+                # Its help text goes with it: CMake refuses a cache whose "//" help lines precede no entry, and
+                # would then be configured afresh, compiler checks and all, for every student.
+                while lines and lines[-1].startswith("//"):
+                    lines.pop()
+            elif not line.startswith("#"):
                 lines.append(line.replace(old, new))  # entries that name the folder itself
         for checks in (reference_build / "CMakeFiles").glob("[0-9]*.[0-9]*"):  # CMakeFiles/<cmake version>/
             if checks.is_dir():

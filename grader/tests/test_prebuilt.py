@@ -38,6 +38,17 @@ def test_a_student_build_compiles_only_the_student_files(lab01, reference_build:
     assert set(lab01.all_case_names) <= set(listing.cases)
 
 
+def test_cmake_takes_the_copied_configuration_as_it_is(lab01, reference_build: Path, tmp_path: Path):
+    # Refused, it would cost every student a fresh configure with CMake's compiler checks (3 s of a 6 s build
+    # on two cores), hidden by the fallback below.
+    student = tmp_path / "student"
+    student.mkdir()
+    (student / "vector_add.cu").write_text((REPO / "labs/01-vector-add/vector_add.cu").read_text())
+    prebuilt.seed(tmp_path / "build", reference_build)
+    configured = build.configure(lab01, tmp_path / "build", student)
+    assert configured.ok, configured.log
+
+
 def test_a_copied_configuration_that_cmake_rejects_falls_back_to_a_fresh_one(lab01, reference_build: Path,
                                                                               tmp_path: Path, monkeypatch):
     real_seed = prebuilt.seed
