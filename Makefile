@@ -33,7 +33,7 @@ test-gpu: build ## only the GPU tests and self-checks (on a GPU machine)
 selfcheck: build ## reference full marks, skeleton zero, wrong variants caught, right ones pass (LAB="01-vector-add .." PARALLEL=..)
 	$(PYTHON) -m grader selfcheck --build-dir $(BUILD) $(foreach lab,$(LAB),--lab $(lab)) $(if $(PARALLEL),--parallel $(PARALLEL))
 
-profile: ## your build of a lab's timed kernels under Nsight Compute: metrics, hints, a roofline (LAB=.. [VARIANT=slow variant])
+profile: ## your build of a lab's timed kernels under Nsight Compute: metrics, hints, a roofline (LAB=.. [VARIANT=slow variant or journey step])
 	$(if $(LAB),,$(error give the lab: make profile LAB=07-transpose))
 	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader profile --lab $(LAB) $(if $(VARIANT),--variant $(VARIANT)) $(if $(OUT),--out $(OUT))
 

@@ -117,8 +117,9 @@ def _find_ncu_or_say() -> Path | None:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     """Your build of a lab's timed kernels under Nsight Compute, beside the reference's where solutions/ is
-    there: a table, hints and a roofline (grader/profile.py). --variant profiles a slow variant instead; --check
-    proves every lab's slow variants show what they must (grader/profilecheck.py)."""
+    there: a table, hints and a roofline (grader/profile.py). --variant profiles a slow variant, or a correct
+    alternative such as a journey's step, instead; --check proves every lab's slow variants show what they must
+    (grader/profilecheck.py)."""
     if args.check:
         return _profile_check(args)
     if not args.lab or len(args.lab) > 1:
@@ -128,10 +129,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if not config.profile:
         print(f"profile: {config.name} names no kernel to profile ([[profile]] in its lab.toml)", file=sys.stderr)
         return 2
-    if args.variant and args.variant not in {v.name for v in config.slow}:
-        known = ", ".join(v.name for v in config.slow) or "none"
-        print(f"profile: {config.name} has no slow variant '{args.variant}' ([[slow]] in "
-              f"solutions/{config.name}/hidden.toml: {known})", file=sys.stderr)
+    variant_tables = {v.name: table for table in ("slow", "right") for v in getattr(config, table)}
+    if args.variant and args.variant not in variant_tables:
+        known = ", ".join(variant_tables) or "none"
+        print(f"profile: {config.name} has no slow variant or correct alternative '{args.variant}' ([[slow]] or "
+              f"[[right]] in solutions/{config.name}/hidden.toml: {known})", file=sys.stderr)
         return 2
     ncu = _find_ncu_or_say()
     if ncu is None:
@@ -141,10 +143,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
     try:
         if args.variant:
             # The reference's build first: the variant links its compiled tests and harness.
-            variant = next(v for v in config.slow if v.name == args.variant)
             check_configured(config, build.configure(config, workroot / "build", None))
             build_reference(config, workroot / "build")
-            built = profilecheck.build_variant(config, variant, workroot / "build", workroot)
+            built = profilecheck.build_variant(config, variant_tables[args.variant], args.variant,
+                                               workroot / "build", workroot)
             staged = None
         else:
             staged = intake.stage(config.lab_dir, config, workroot / "submission")
@@ -159,7 +161,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
             if config.solution_dir is not None and not args.no_reference:
                 reference = profile.profile_build(config, build_reference(config, workroot / "build"), ncu,
                                                   workroot / "reference")
-        out = Path(args.out) / config.name / (f"slow-{args.variant}" if args.variant else "")
+        label = f"{variant_tables[args.variant]}-{args.variant}" if args.variant else ""
+        out = Path(args.out) / config.name / label
         print(profile.write_profile(config, mine, reference, out, label=args.variant or "yours"))
         return 0
     except intake.IntakeError as error:
@@ -581,8 +584,9 @@ def parser() -> argparse.ArgumentParser:
                     "machine's GPU, outside the sandbox: your own code.")
     profiling.add_argument("--lab", action="append", metavar="LAB",
                            help="the lab (with --check: give it again for more; default every lab with [[slow]])")
-    profiling.add_argument("--variant", metavar="NAME", help="profile the reference's slow variant NAME ([[slow]] in "
-                           "hidden.toml) beside the reference, instead of the lab's files")
+    profiling.add_argument("--variant", metavar="NAME", help="profile the reference's slow variant or correct "
+                           "alternative NAME ([[slow]] or [[right]] in hidden.toml, a journey's step for one) beside "
+                           "the reference, instead of the lab's files")
     profiling.add_argument("--check", action="store_true",
                            help="for every lab (or each --lab), profile the reference and each slow variant and "
                                 "check what its `shows` says; one pass/fail line per lab, exit 1 if any fails")

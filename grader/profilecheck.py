@@ -44,14 +44,16 @@ def entries_shown(config: LabConfig, slow: list[SlowSpec]) -> list[ProfileEntry]
     return [entry for entry in config.profile if entry.kernel in kernels]
 
 
-def build_variant(config: LabConfig, variant: SlowSpec, reference_tree: Path, workroot: Path) -> build.BuildResult:
-    """The variant's files (the reference's, with its one replacement) built as a submission against the
-    reference's compiled tests and harness."""
-    folder = workroot / f"slow-{variant.name}" / "files"
+def build_variant(config: LabConfig, table: str, name: str, reference_tree: Path,
+                  workroot: Path) -> build.BuildResult:
+    """A variant's files (from hidden.toml's `table`, "slow" or "right": the reference's with its replacement, or
+    a whole file of a journey) built as a submission against the reference's compiled tests and harness, in
+    <workroot>/<table>-<name>/."""
+    folder = workroot / f"{table}-{name}" / "files"
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in variants.sources(config, "slow")[variant.name].items():
-        (folder / name).write_text(text)
-    return grade.build_submission(config, folder, workroot / f"slow-{variant.name}" / "build", reference_tree)
+    for file, text in variants.sources(config, table)[name].items():
+        (folder / file).write_text(text)
+    return grade.build_submission(config, folder, workroot / f"{table}-{name}" / "build", reference_tree)
 
 
 def check_lab(config: LabConfig, ncu: Path, workroot: Path, out: Path, lock: GpuLock,
@@ -72,7 +74,7 @@ def check_lab(config: LabConfig, ncu: Path, workroot: Path, out: Path, lock: Gpu
     passed = True
     reference: profile.Profiled | None = None
     for variant in slow:
-        built = build_variant(config, variant, tree, workroot)
+        built = build_variant(config, "slow", variant.name, tree, workroot)
         if not built.ok:
             lines.append(f"FAIL {variant.name}: it does not build:\n{built.errors()}")
             passed = False

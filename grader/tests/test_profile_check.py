@@ -239,7 +239,34 @@ def test_profile_variant_shows_a_slow_variant_beside_the_reference(tmp_path: Pat
     assert "scattered" in printed and "reference" in printed
     assert (out / "50-toy/slow-scattered/report.txt").read_text().startswith("Profile of 50-toy")
     assert cli.main(["profile", "--lab", "50-toy", "--variant", "no-such"]) == 2
-    assert "has no slow variant 'no-such'" in capsys.readouterr().err
+    assert "has no slow variant or correct alternative 'no-such'" in capsys.readouterr().err
+
+
+RIGHT_TOY = """
+[[right]]
+name = "index-reordered"
+why = "a journey's step, say: the same index, its terms the other way round"
+file = "toy.cu"
+replace = "int i = blockIdx.x * blockDim.x + threadIdx.x;"
+by = "int i = threadIdx.x + blockIdx.x * blockDim.x;"
+"""
+
+
+def test_profile_variant_shows_a_correct_alternative_beside_the_reference(tmp_path: Path, fake_builds, monkeypatch):
+    root = tmp_path / "repo"
+    toy_lab(root, CHECKED + RIGHT_TOY)
+    monkeypatch.setattr(cli, "load_lab", lambda lab: load_lab(lab, root))
+    monkeypatch.setattr(cli, "_sandbox_for", lambda untrusted, no_sandbox: None)
+    monkeypatch.setattr(cli, "build_reference", lambda config, folder: grade.build_reference(config, folder))
+    monkeypatch.setattr(cli, "check_configured", lambda config, configured: None)
+    ncu = by_binary_ncu(tmp_path, {"reference": {"toy_kernel": measured(4)},
+                                   "right-index-reordered": {"toy_kernel": measured(6)}})
+    monkeypatch.setattr(profile, "find_ncu", lambda: ncu)
+    out = tmp_path / "out"
+    assert cli.main(["profile", "--lab", "50-toy", "--variant", "index-reordered", "--out", str(out)]) == 0
+    report = (out / "50-toy/right-index-reordered/report.txt").read_text()
+    sectors = next(line for line in report.splitlines() if line.strip().startswith("global load sectors"))
+    assert sectors.split()[-2:] == ["6", "4"]  # the alternative's column, then the reference's
 
 
 # -- a submission's profile in its feedback -----------------------------------------------------------------
