@@ -178,7 +178,7 @@ class JourneyStep:
     and the timing case that times it beside the journey's peer. `python3 -m grader journey` times every step in one
     run, and the lab's deck charts them from the GPU run record."""
 
-    name: str  # the step's name in the record and in figures' expressions, e.g. "journey-03-next-step"
+    name: str  # the step's name in the record and in figures' expressions, e.g. "gemm-7-tuned"
     title: str  # what the step adds, as the chart labels it
     case: str  # a timing case of the lab
     measurement: str  # that case's measurement ([[perf]])

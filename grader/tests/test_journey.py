@@ -3,7 +3,6 @@ the run record, the figures and the charts: all on the CPU, with real config fil
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from grader import figures, journey, record, variants
 from grader.buildinfo import write
 from grader.config import ConfigError, JourneyStep, load_lab
-from grader.tests.conftest import REPO
+from grader.tests.conftest import REPO, copy_lab
 
 LAB = "01-vector-add"
 REFERENCE = f"solutions/{LAB}/vector_add.cu"
@@ -24,9 +23,7 @@ OTHER = "// another launcher, whole\nvoid launch_vector_add(const float* a, cons
 
 @pytest.fixture
 def lab_copy(tmp_path: Path) -> Path:
-    """A repository holding a copy of lab 01 (handout folder, reference, hidden tests) and the harness headers."""
-    for folder in (f"labs/{LAB}", f"solutions/{LAB}", "harness/include"):
-        shutil.copytree(REPO / folder, tmp_path / folder)
+    copy_lab(tmp_path, LAB)
     assert (tmp_path / REFERENCE).read_text().count(FROM) == 1, "lab 01's reference changed: update FROM"
     (tmp_path / f"solutions/{LAB}/journey").mkdir()
     (tmp_path / f"solutions/{LAB}/journey/02-other.cu").write_text(OTHER)
