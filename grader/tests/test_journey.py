@@ -114,6 +114,22 @@ def test_a_journey_step_naming_no_case_or_no_variant_is_a_config_error(lab_copy:
         load_lab(LAB, lab_copy)
 
 
+def test_a_journey_step_on_a_case_of_several_measurements_names_which(lab_copy: Path):
+    config = load_lab(LAB, lab_copy)
+    case, measurement = config.perf[0].case, config.perf[0].measurement
+    second = f'\n[[perf]]\ncase = "{case}"\nmeasurement = "{measurement}_again"\npoints = 0\n'
+    lab_toml = lab_copy / f"labs/{LAB}/lab.toml"
+    lab_toml.write_text(lab_toml.read_text() + second)
+    _add(lab_copy, RIGHT + _journey(case))
+    with pytest.raises(ConfigError, match=f"'measurement' must name one of its case's measurements \\({measurement}, "
+                                          f"{measurement}_again\\)"):
+        load_lab(LAB, lab_copy)
+    hidden = lab_copy / HIDDEN
+    hidden.write_text(hidden.read_text().replace(f'case = "{case}"\n',
+                                                 f'case = "{case}"\nmeasurement = "{measurement}_again"\n'))
+    assert {s.measurement for s in load_lab(LAB, lab_copy).journey.steps} == {f"{measurement}_again"}
+
+
 def test_a_journey_step_named_as_its_variant_is_a_config_error(lab_copy: Path):
     case = load_lab(LAB, lab_copy).perf[0].case
     _add(lab_copy, RIGHT + _journey(case).replace('name = "journey-02-other"', 'name = "whole-other-launcher"'))
