@@ -234,6 +234,9 @@ class LabConfig:
     journey: Journey | None = None  # hidden.toml [journey]: steps timed side by side (`grader journey`)
     hours: float | None = None  # the handout's estimate of a student's time on the lab, questions included
     run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
+    # [grading] concurrent_streams: the lab's timed code overlaps work on several CUDA streams, so its timing
+    # programs keep every hardware work queue (judge.one_work_queue).
+    concurrent_streams: bool = False
     profile: tuple[ProfileEntry, ...] = field(default=())  # the kernels `make profile` measures
     profile_hints: tuple[ProfileHint, ...] = field(default=())
     # How the lab's header crosses between judge and runner (grader/calls.py): [host_buffers],
@@ -308,6 +311,13 @@ def _number(table: dict, key: str, where: str, default: float | None = None, min
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
         raise ConfigError(f"{where}: '{key}' must be a number >= {minimum}, not {value!r}")
     return float(value)
+
+
+def _flag(table: dict, key: str, where: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: '{key}' must be true or false, not {value!r}")
+    return value
 
 
 def _strings(table: dict, key: str, where: str) -> tuple[str, ...]:
@@ -619,6 +629,7 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
         wrong=tuple(wrong),
         right=tuple(right), journey=journey,
         run_limits=_run_limits(grading, f"{where} [grading]"),
+        concurrent_streams=_flag(grading, "concurrent_streams", f"{where} [grading]"),
         call_tables=_call_tables(public, where),
         questions=tuple(_questions(public.get("questions", []), known_cases, where)),
         hours=_number(info, "hours", f"{where} [lab]", minimum=0.5) if "hours" in info else None,

@@ -28,15 +28,26 @@ from grader.run.runner import runner_command, runner_of, unsplit_command
 LISTING_TIMEOUT_S = 60
 
 
-def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = False) -> dict[str, str]:
+def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = False,
+         one_work_queue: bool = True) -> dict[str, str]:
     """The test program's environment. `beside_others`: it shares the GPU with other programs, whose waits
     for the GPU then block instead of spinning a core each (harness/include/kit/gpu_wait.hpp); a program
-    that times keeps the spinning wait, which wakes soonest."""
+    that times keeps the spinning wait, which wakes soonest.
+
+    `one_work_queue`: each CUDA context of the program (judge, runner, twin) gets one hardware work queue
+    (CUDA_DEVICE_MAX_CONNECTIONS=1) instead of the driver's eight. The driver sets a context's queues up, and
+    tears them down, one process at a time for the whole GPU: on an H100 with twelve programs starting at
+    once, a context took a median 1.46 s to create with eight queues and 0.59 s with one, and 0.68 s against
+    0.25 s to tear down (docs/gpu-runs/2026-11-26-h100-work-queues.md). One queue runs the streams of a
+    process one after another, which changes no result; only a lab that times overlap between streams
+    (concurrent_streams) needs the eight, and only where it times."""
     extra = {"KIT_RESULTS": str(results)}
     if seed is not None:
         extra["KIT_SEED"] = str(seed)
     if beside_others:
         extra["KIT_GPU_WAIT"] = "block"
+    if one_work_queue:
+        extra["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
     return scrubbed_env(workdir, extra)
 
 
@@ -69,13 +80,14 @@ def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None
 
 def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None,
              limits: sandbox.Limits | None = None, wrapper: sanitizer.Wrapper | None = None,
-             beside_others: bool = False) -> CaseOutcome:
+             beside_others: bool = False, one_work_queue: bool = True) -> CaseOutcome:
     """One test case in a program of its own (its student code in the sandbox), under compute-sanitizer when
-    `wrapper` says so; `beside_others` when it shares the GPU (_env)."""
+    `wrapper` says so; `beside_others` when it shares the GPU, `one_work_queue` unless it times overlap between
+    streams (_env)."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
     process = _start(binary, [f"--test-case={case}", "--no-colors"], workdir,
-                     _env(workdir, results, seed, beside_others), timeout_s, limits, wrapper)
+                     _env(workdir, results, seed, beside_others, one_work_queue), timeout_s, limits, wrapper)
     outcome = _outcome(case, read_records(results), process)
     return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
 

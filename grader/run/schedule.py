@@ -50,6 +50,12 @@ def case_timeout(config: LabConfig, case: str) -> float:
     return next((t.timeout_s for t in config.tests if t.name == case), config.timeout_s)
 
 
+def one_work_queue(config: LabConfig, case: str) -> bool:
+    """Whether the program that runs `case` gives each CUDA context one hardware work queue (judge._env): all do
+    but the timing cases of a lab that times overlap between streams."""
+    return not (config.concurrent_streams and case in config.timing_cases)
+
+
 def needs_gpu_alone(config: LabConfig, case: str) -> bool:
     """Timing cases, and tests marked serial (they read device-wide free memory), run with nothing beside them."""
     return case in config.timing_cases or any(t.name == case and t.serial for t in config.tests)
@@ -266,7 +272,8 @@ class ProgramRun:
             with self._program([case], held):
                 return judge.run_case(self.binary, case, case_timeout(self.config, case), self.workdir,
                                       seed_for(self.config), self.config.run_limits, wrapper,
-                                      beside_others=held == "shared")
+                                      beside_others=held == "shared",
+                                      one_work_queue=one_work_queue(self.config, case))
         return self.budget.run(case, start)
 
     def _run_and_book(self, case: str, held: str) -> None:

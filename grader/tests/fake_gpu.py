@@ -36,8 +36,8 @@ if "--list-test-cases" in sys.argv:
 # As doctest does: a comma-separated list of names, run in the program's own order.
 wanted = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--test-case=")).split(",")
 with open(behaviour["log"] + ".programs", "a") as log:  # each start of the program, with what it was asked
-    log.write(json.dumps({"who": behaviour["who"], "cases": wanted, "gpu_wait": os.environ.get("KIT_GPU_WAIT")})
-              + "\n")
+    log.write(json.dumps({"who": behaviour["who"], "cases": wanted, "gpu_wait": os.environ.get("KIT_GPU_WAIT"),
+                          "work_queues": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS")}) + "\n")
 failed = False
 for name in [c for c in cases if c in wanted]:
     start = time.time()

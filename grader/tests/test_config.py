@@ -41,6 +41,7 @@ def test_without_solutions_only_public_parts_remain(toy_repo: Path):
     (('name = "toy: adds"', 'name = "toy: adds, twice"'), "may not contain"),
     (('name = "toy: runs on the CPU"', 'name = "toy: adds"'), "appear twice"),
     (("zero_at = 10.0", "zero_at = 1.1"), "must be larger than full_at"),
+    (("zero_at = 10.0", 'zero_at = 10.0\nconcurrent_streams = "yes"'), "'concurrent_streams' must be true or false"),
     (("ceiling_margin = 1.2\n", ""), "'ceiling_margin' is required"),
     (("ceiling_margin = 1.2", "ceiling_margin = 0.9"), "'ceiling_margin' must be a number >= 1"),
     (('student_files = ["toy.cu"]', "student_files = []"), "student_files"),

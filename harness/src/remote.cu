@@ -37,10 +37,11 @@ constexpr std::size_t kArenaStep = std::size_t{64} << 20;
 // Variables a CUDA program needs; the runner gets these, the tools' below, and nothing else of the judge's.
 // CUDA_DEVICE_ORDER too, so that GPU number d is the same GPU in both processes (a test that passes a
 // device number, as lab 00's does, compares the runner's answer with the judge's own for that number).
-// KIT_GPU_WAIT too: how the runner's CUDA waits use the CPU, as the judge's (kit/gpu_wait.hpp).
+// KIT_GPU_WAIT too: how the runner's CUDA waits use the CPU, as the judge's (kit/gpu_wait.hpp); and
+// CUDA_DEVICE_MAX_CONNECTIONS, the hardware work queues of its context (the grader's judge.py says why).
 constexpr const char* kPassedThrough[] = {"PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
                                           "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LANG",
-                                          "KIT_GPU_WAIT"};
+                                          "KIT_GPU_WAIT", "CUDA_DEVICE_MAX_CONNECTIONS"};
 
 // What compute-sanitizer, Nsight Compute and Nsight Systems put in a program's environment to follow
 // it into the processes it starts: a student who runs one of them on the test program must see their
