@@ -223,16 +223,21 @@ def test_the_check_command_gives_one_verdict_a_lab_and_exits_1_when_one_fails(tm
         assert (out / "50-toy/report.txt").is_file()
 
 
-def test_profile_variant_shows_a_slow_variant_beside_the_reference(tmp_path: Path, fake_builds, monkeypatch, capsys):
+def profile_command_on_toy_lab(tmp_path: Path, monkeypatch, hidden: str, sectors_by_build: dict[str, float]) -> None:
+    """`grader profile` on the toy lab with `hidden` as its variants, each build's load sectors stood in for."""
     root = tmp_path / "repo"
-    toy_lab(root, CHECKED)
+    toy_lab(root, hidden)
     monkeypatch.setattr(cli, "load_lab", lambda lab: load_lab(lab, root))
     monkeypatch.setattr(cli, "_sandbox_for", lambda untrusted, no_sandbox: None)
     monkeypatch.setattr(cli, "build_reference", lambda config, folder: grade.build_reference(config, folder))
     monkeypatch.setattr(cli, "check_configured", lambda config, configured: None)
-    ncu = by_binary_ncu(tmp_path, {"reference": {"toy_kernel": measured(4)},
-                                   "slow-scattered": {"toy_kernel": measured(32)}})
+    ncu = by_binary_ncu(tmp_path, {name: {"toy_kernel": measured(sectors)}
+                                   for name, sectors in sectors_by_build.items()})
     monkeypatch.setattr(profile, "find_ncu", lambda: ncu)
+
+
+def test_profile_variant_shows_a_slow_variant_beside_the_reference(tmp_path: Path, fake_builds, monkeypatch, capsys):
+    profile_command_on_toy_lab(tmp_path, monkeypatch, CHECKED, {"reference": 4, "slow-scattered": 32})
     out = tmp_path / "out"
     assert cli.main(["profile", "--lab", "50-toy", "--variant", "scattered", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -253,15 +258,7 @@ by = "int i = threadIdx.x + blockIdx.x * blockDim.x;"
 
 
 def test_profile_variant_shows_a_correct_alternative_beside_the_reference(tmp_path: Path, fake_builds, monkeypatch):
-    root = tmp_path / "repo"
-    toy_lab(root, CHECKED + RIGHT_TOY)
-    monkeypatch.setattr(cli, "load_lab", lambda lab: load_lab(lab, root))
-    monkeypatch.setattr(cli, "_sandbox_for", lambda untrusted, no_sandbox: None)
-    monkeypatch.setattr(cli, "build_reference", lambda config, folder: grade.build_reference(config, folder))
-    monkeypatch.setattr(cli, "check_configured", lambda config, configured: None)
-    ncu = by_binary_ncu(tmp_path, {"reference": {"toy_kernel": measured(4)},
-                                   "right-index-reordered": {"toy_kernel": measured(6)}})
-    monkeypatch.setattr(profile, "find_ncu", lambda: ncu)
+    profile_command_on_toy_lab(tmp_path, monkeypatch, CHECKED + RIGHT_TOY, {"reference": 4, "right-index-reordered": 6})
     out = tmp_path / "out"
     assert cli.main(["profile", "--lab", "50-toy", "--variant", "index-reordered", "--out", str(out)]) == 0
     report = (out / "50-toy/right-index-reordered/report.txt").read_text()

@@ -50,17 +50,18 @@ def chart_labs(slides: Path = SLIDES, repo: Path = REPO) -> list[str]:
 def plan(records: Path = RECORDS, slides: Path = SLIDES, repo: Path = REPO) -> dict[str, dict]:
     """For each chart file: the lab, and the record its data comes from (None: no data yet)."""
     chosen = newest(records)
-    result = {}
-    for lab in chart_labs(slides, repo):
-        source = None
-        if lab in chosen:
-            path, data = chosen[lab]
-            source = {"record": path.relative_to(repo).as_posix(), "date": data.get("date", "?"),
-                      "gpu": data.get("gpu", "?"), "driver": data.get("driver", "?"),
-                      "commit": data.get("commit", "?")}
-        result[f"{lab}.png"] = {"lab": lab, "source": source}
+    result = {f"{lab}.png": {"lab": lab, "source": _source(chosen.get(lab), repo)} for lab in chart_labs(slides, repo)}
     result.update(plan_journeys(records, repo))
     return result
+
+
+def _source(chosen: tuple[Path, dict] | None, repo: Path) -> dict | None:
+    """What a chart says of the record it is drawn from (None: no record holds its data yet)."""
+    if chosen is None:
+        return None
+    path, data = chosen
+    return {"record": path.relative_to(repo).as_posix(), "date": data.get("date", "?"), "gpu": data.get("gpu", "?"),
+            "driver": data.get("driver", "?"), "commit": data.get("commit", "?")}
 
 
 def journey_titles(records: Path = RECORDS, repo: Path = REPO) -> dict[str, str]:
@@ -76,16 +77,8 @@ def journey_titles(records: Path = RECORDS, repo: Path = REPO) -> dict[str, str]
 def plan_journeys(records: Path = RECORDS, repo: Path = REPO) -> dict[str, dict]:
     """For each journey chart: the lab, and the newest record holding its journey (None: not run yet)."""
     chosen = newest_journey(records)
-    result = {}
-    for lab, title in journey_titles(records, repo).items():
-        source = None
-        if lab in chosen:
-            path, data = chosen[lab]
-            source = {"record": path.relative_to(repo).as_posix(), "date": data.get("date", "?"),
-                      "gpu": data.get("gpu", "?"), "driver": data.get("driver", "?"),
-                      "commit": data.get("commit", "?")}
-        result[f"{lab}-journey.png"] = {"lab": lab, "journey": title, "source": source}
-    return result
+    return {f"{lab}-journey.png": {"lab": lab, "journey": title, "source": _source(chosen.get(lab), repo)}
+            for lab, title in journey_titles(records, repo).items()}
 
 
 def perf_order(lab: str, repo: Path = REPO) -> list[str]:
