@@ -31,6 +31,9 @@ class BuildResult:
     ok: bool
     binary: Path | None
     log: str  # the tail of the configure and build output
+    # Why a build that was to reuse the reference's configuration configured afresh (CMake's first error line);
+    # empty when it did not need to. Each such build pays CMake's compiler checks again.
+    configured_afresh: str = ""
 
     def errors(self) -> str:
         """The compiler's error lines, for the student; the whole tail if none is recognised."""

@@ -326,6 +326,7 @@ class ClassGrading:
         self.tests = plan(config, [t.name for t in config.tests])  # the lab's tests by how they hold the GPU
         self.ncu = profile.find_ncu() if options.profile else None
         self.reference_profile: profile.Profiled | None = None  # measured once, by the first student's profile
+        self.afresh_said = threading.Event()  # builds that could not reuse the reference's configuration: said once
 
     # -- the run ------------------------------------------------------------------------------------------
 
@@ -444,6 +445,10 @@ class ClassGrading:
             built = grade.build_submission(self.config, state.staged.folder, state.work / "build",
                                            self.reference_build)
             state.phases_s["build_s"] = time.monotonic() - started
+            if built.configured_afresh and not self.afresh_said.is_set():
+                self.afresh_said.set()
+                self.progress.note(f"Note: student builds configure from scratch, a few seconds more each, because "
+                                   f"CMake refused the reference build's configuration: {built.configured_afresh}")
             if not built.ok:
                 # As `grade` says it: once, atop the report, naming the student's file rather than the staged copy.
                 message = grade.compile_error_message(built, state.staged)

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from grader import (build, buildinfo, calls, classroom, cluster, figures, handouts, intake, journey, leaderboard,
-                    linkcheck, lms,
-                    merge, profile, profilecheck, record, release, report, sandbox, skeleton, slurm, variants)
+                    linkcheck, lms, merge, profile, profilecheck, record, release, report, sandbox, skeleton, slurm,
+                    variants)
 from grader.config import REPO_ROOT, ConfigError, LabConfig, list_labs, load_call_tables, load_lab
 from grader.gpulock import GpuLock, list_gpus
 from grader.errors import GraderError, NoGpu

@@ -178,7 +178,7 @@ class JourneyStep:
     and the timing case that times it beside the journey's peer. `python3 -m grader journey` times every step in one
     run, and the lab's deck charts them from the GPU run record."""
 
-    name: str  # the step's name in the record and in figures' expressions, e.g. "journey-03-next-step"
+    name: str  # the step's name in the record and in figures' expressions, e.g. "gemm-7-tuned"
     title: str  # what the step adds, as the chart labels it
     case: str  # a timing case of the lab
     measurement: str  # that case's measurement ([[perf]])
@@ -629,7 +629,8 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
 
 def _journey(table: object, perf: list[PerfSpec], right: list[VariantSpec], where: str) -> Journey:
     """hidden.toml [journey]: a `title`, a `peer`, and [[journey.steps]], each a `name`, a `title`, a timing `case`
-    and optionally the [[right]] `variant` it times (the reference where none is named)."""
+    (and its `measurement`, where the case has several), and optionally the [[right]] `variant` it times (the
+    reference where none is named)."""
     here = f"{where} [journey]"
     if not isinstance(table, dict):
         raise ConfigError(f"{here}: must be a table with 'title', 'peer' and [[journey.steps]]")
@@ -639,7 +640,9 @@ def _journey(table: object, perf: list[PerfSpec], right: list[VariantSpec], wher
     peer = table.get("peer")
     if not isinstance(peer, str) or not peer:
         raise ConfigError(f"{here}: 'peer' must name the yardstick every step's timing case measures beside it")
-    measurements = {p.case: p.measurement for p in perf}
+    measurements: dict[str, list[str]] = {}  # each timing case's measurements, in lab.toml's order
+    for p in perf:
+        measurements.setdefault(p.case, []).append(p.measurement)
     variants = {v.name for v in right}
     steps = []
     for i, entry in enumerate(table.get("steps", [])):
@@ -659,11 +662,15 @@ def _journey(table: object, perf: list[PerfSpec], right: list[VariantSpec], wher
         if case not in measurements:
             raise ConfigError(f"{at} '{name}': 'case' must be one of the lab's timing cases ([[perf]]): "
                               f"{sorted(measurements)}")
+        measurement = entry.get("measurement", measurements[case][0] if len(measurements[case]) == 1 else None)
+        if measurement not in measurements[case]:
+            raise ConfigError(f"{at} '{name}': 'measurement' must name one of its case's measurements "
+                              f"({', '.join(measurements[case])})")
         variant = entry.get("variant", "")
         if variant and variant not in variants:
             raise ConfigError(f"{at} '{name}': 'variant' names no [[right]] variant: {variant!r} (the reference "
                               f"is the step without one)")
-        steps.append(JourneyStep(name=name, title=title, case=case, measurement=measurements[case], variant=variant))
+        steps.append(JourneyStep(name=name, title=title, case=case, measurement=measurement, variant=variant))
     if not steps:
         raise ConfigError(f"{here}: no [[journey.steps]]")
     names = [s.name for s in steps]

@@ -25,7 +25,7 @@ EXPRESSION is arithmetic (numbers, + - * /, parentheses) over the lab's record: 
 median time in seconds, `rate(m)` its rate, `rate(m, "yardstick")` the rate of a yardstick measured beside it.
 The lab is the file's (labs/<lab>/..., slides/<lab>.md); `<!-- measured 01-vector-add: ... -->` names another.
 A step of a lab's journey (grader/journey.py) is a measurement named as the step, from the newest record holding
-the journey: `rate("journey-03-next-step") / rate("journey-03-next-step", "cuBLAS SGEMM (FP32)")`.
+the journey: `rate("gemm-7-tuned") / rate("gemm-7-tuned", "cuBLAS SGEMM (FP32)")`.
 
 What needs a mark, in prose (not in code, headings, comments or the generated grading section): a decimal
 before "of" (0.34 of cuBLAS), "within" a percentage, a ratio before ×/x and a comparison (1.9x as fast, a 3×
@@ -113,7 +113,7 @@ def sources(records: Path = record.RECORDS_DIR, root: Path = REPO_ROOT) -> dict[
         out[lab] = Source(shown(path), str(data.get("date", "?")), str(data.get("gpu", "?")),
                           {m["name"]: m for m in data["labs"][lab]["measurements"]})
     # A journey's steps (grader/journey.py), by step name, from the newest record that holds the lab's journey:
-    # rate("journey-03-next-step") / rate("journey-03-next-step", "cuBLAS SGEMM (FP32)").
+    # rate("gemm-7-tuned") / rate("gemm-7-tuned", "cuBLAS SGEMM (FP32)").
     for lab, (path, data) in record.newest_journey(records).items():
         steps = {m["name"]: m for m in data["labs"][lab]["journey"]}
         if lab in out:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import audit, build, intake, prebuilt, report
@@ -62,14 +62,17 @@ def build_submission(config: LabConfig, staged_folder: Path, build_dir: Path,
     if reference_build is not None:
         prebuilt.seed(build_dir, reference_build)
     configured = build.configure(config, build_dir, staged_folder)
+    refused = ""
     if not configured.ok and reference_build is not None:
         # The copied configuration did not take (another CMake, say): configure afresh, linking the
-        # reference's objects all the same.
+        # reference's objects all the same, and say why, so that the slower builds do not go unnoticed.
+        refused = next((line.strip() for line in configured.log.splitlines() if "Error" in line),
+                       configured.log.strip()[-300:])
         shutil.rmtree(build_dir, ignore_errors=True)
         prebuilt.seed(build_dir, reference_build, copy_configuration=False)
         configured = build.configure(config, build_dir, staged_folder)
     check_configured(config, configured)
-    return build.build(config, build_dir, "student")
+    return replace(build.build(config, build_dir, "student"), configured_afresh=refused)
 
 
 def check_configured(config: LabConfig, configured: build.BuildResult) -> None:

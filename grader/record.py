@@ -84,27 +84,24 @@ def load_records(records: Path = RECORDS_DIR) -> list[tuple[Path, dict]]:
 def newest_journey(records: Path = RECORDS_DIR) -> dict[str, tuple[Path, dict]]:
     """For each lab, the newest record that holds its journey (latest date, then file name): the journey chart's
     and the journey figures' source."""
-    found: dict[str, tuple[tuple[str, str], Path, dict]] = {}
-    for path, data in load_records(records):
-        for lab, entry in data["labs"].items():
-            if not isinstance(entry, dict) or not entry.get("journey"):
-                continue
-            key = (str(data.get("date", "")), path.name)
-            if lab not in found or key > found[lab][0]:
-                found[lab] = (key, path, data)
-    return {lab: (path, data) for lab, (_, path, data) in found.items()}
+    return _newest_holding("journey", records)
 
 
 def newest(records: Path = RECORDS_DIR) -> dict[str, tuple[Path, dict]]:
     """For each lab, the newest record that measured it (latest date, then file name): its path and contents.
 
     The slides' charts and the measured figures of handouts and decks both come from this choice."""
+    return _newest_holding("measurements", records)
+
+
+def _newest_holding(key: str, records: Path) -> dict[str, tuple[Path, dict]]:
+    """For each lab, the newest record (latest date, then file name) whose entry for it has a non-empty `key`."""
     found: dict[str, tuple[tuple[str, str], Path, dict]] = {}
     for path, data in load_records(records):
         for lab, entry in data["labs"].items():
-            if not isinstance(entry, dict) or not entry.get("measurements"):
+            if not isinstance(entry, dict) or not entry.get(key):
                 continue
-            key = (str(data.get("date", "")), path.name)
-            if lab not in found or key > found[lab][0]:
-                found[lab] = (key, path, data)
+            order = (str(data.get("date", "")), path.name)
+            if lab not in found or order > found[lab][0]:
+                found[lab] = (order, path, data)
     return {lab: (path, data) for lab, (_, path, data) in found.items()}

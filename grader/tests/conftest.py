@@ -90,6 +90,14 @@ int count(int n);
 """
 
 
+def copy_lab(root: Path, lab: str) -> Path:
+    """A repository at `root` holding a copy of `lab` (handout folder, reference, hidden tests) and the harness
+    headers, for tests that edit a real lab's config or reference."""
+    for folder in (f"labs/{lab}", f"solutions/{lab}", "harness/include"):
+        shutil.copytree(REPO / folder, root / folder)
+    return root
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text))

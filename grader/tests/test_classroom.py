@@ -3,6 +3,8 @@
 Everything else is real: intake, fingerprints, the GPU lock (in a folder of the
 test's own), the thread pools, scoring, results files, the gradebook and summary.
 """
+import dataclasses
+import io
 import json
 import time
 import zipfile
@@ -563,3 +565,20 @@ def test_grade_and_a_class_start_the_same_programs_for_a_student(lab, tmp_path: 
         assert [p["cases"] for p in by_grade if p["who"] == who] == [p["cases"] for p in by_class if p["who"] == who]
     assert [p["cases"] for p in by_grade if p["who"] == "carol"] == [
         ["toy: adds", "toy: hangs when broken"], ["toy: adds"], ["toy: holds little device memory"]]
+
+
+def test_builds_that_could_not_reuse_the_reference_configuration_are_said_once(lab, tmp_path: Path, monkeypatch):
+    config, fakes, log = lab
+    refused = "CMake Error: Parse error in cache file /tmp/x/CMakeCache.txt on line 400. Offending entry: "
+
+    def afresh(*args, **kwargs):
+        return dataclasses.replace(fakes.build_submission(*args, **kwargs), configured_afresh=refused)
+
+    monkeypatch.setattr(classroom.grade, "build_submission", afresh)
+    for name in ("alice", "frank", "gina"):
+        submit(tmp_path / "in", name, toy("{}"))
+    shown = io.StringIO()
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, stream=shown)
+    notes = [line for line in shown.getvalue().splitlines() if "configure from scratch" in line]
+    assert len(notes) == 1 and refused in notes[0]
+    assert results(tmp_path / "out", "frank")["score"] == MAX  # a slower build, the same grade

@@ -3,7 +3,6 @@ the run record, the figures and the charts: all on the CPU, with real config fil
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from grader import figures, journey, record, variants
 from grader.buildinfo import write
 from grader.config import ConfigError, JourneyStep, load_lab
-from grader.tests.conftest import REPO
+from grader.tests.conftest import REPO, copy_lab
 
 LAB = "01-vector-add"
 REFERENCE = f"solutions/{LAB}/vector_add.cu"
@@ -24,9 +23,7 @@ OTHER = "// another launcher, whole\nvoid launch_vector_add(const float* a, cons
 
 @pytest.fixture
 def lab_copy(tmp_path: Path) -> Path:
-    """A repository holding a copy of lab 01 (handout folder, reference, hidden tests) and the harness headers."""
-    for folder in (f"labs/{LAB}", f"solutions/{LAB}", "harness/include"):
-        shutil.copytree(REPO / folder, tmp_path / folder)
+    copy_lab(tmp_path, LAB)
     assert (tmp_path / REFERENCE).read_text().count(FROM) == 1, "lab 01's reference changed: update FROM"
     (tmp_path / f"solutions/{LAB}/journey").mkdir()
     (tmp_path / f"solutions/{LAB}/journey/02-other.cu").write_text(OTHER)
@@ -115,6 +112,22 @@ def test_a_journey_step_naming_no_case_or_no_variant_is_a_config_error(lab_copy:
     _add(lab_copy, RIGHT + (_journey("no such case") if bad == "case" else _journey(case, variant="nope")))
     with pytest.raises(ConfigError, match=message):
         load_lab(LAB, lab_copy)
+
+
+def test_a_journey_step_on_a_case_of_several_measurements_names_which(lab_copy: Path):
+    config = load_lab(LAB, lab_copy)
+    case, measurement = config.perf[0].case, config.perf[0].measurement
+    second = f'\n[[perf]]\ncase = "{case}"\nmeasurement = "{measurement}_again"\npoints = 0\n'
+    lab_toml = lab_copy / f"labs/{LAB}/lab.toml"
+    lab_toml.write_text(lab_toml.read_text() + second)
+    _add(lab_copy, RIGHT + _journey(case))
+    with pytest.raises(ConfigError, match=f"'measurement' must name one of its case's measurements \\({measurement}, "
+                                          f"{measurement}_again\\)"):
+        load_lab(LAB, lab_copy)
+    hidden = lab_copy / HIDDEN
+    hidden.write_text(hidden.read_text().replace(f'case = "{case}"\n',
+                                                 f'case = "{case}"\nmeasurement = "{measurement}_again"\n'))
+    assert {s.measurement for s in load_lab(LAB, lab_copy).journey.steps} == {f"{measurement}_again"}
 
 
 def test_a_journey_step_named_as_its_variant_is_a_config_error(lab_copy: Path):

@@ -32,6 +32,7 @@ def test_a_student_build_compiles_only_the_student_files(lab01, reference_build:
     (student / "vector_add.cu").write_text((REPO / "solutions/01-vector-add/vector_add.cu").read_text())
     built = build_submission(lab01, student, tmp_path / "build", reference_build)
     assert built.ok, built.log
+    assert built.configured_afresh == ""  # the reference's configuration was taken as it was
     assert compiled_objects(tmp_path / "build") == ["vector_add.cu.o"]
     (tmp_path / "run").mkdir()
     listing = list_cases(built.binary, tmp_path / "run")  # needs no GPU: the tests were linked in
@@ -65,5 +66,6 @@ def test_a_copied_configuration_that_cmake_rejects_falls_back_to_a_fresh_one(lab
     (student / "vector_add.cu").write_text((REPO / "labs/01-vector-add/vector_add.cu").read_text())
     built = build_submission(lab01, student, tmp_path / "build", reference_build)
     assert built.ok, built.log
+    assert "CMake Error" in built.configured_afresh  # why, for the TA's note
     assert compiled_objects(tmp_path / "build") == ["vector_add.cu.o"]
     assert build.binary_path(tmp_path / "build", "01-vector-add", "student") == built.binary

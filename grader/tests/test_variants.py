@@ -2,7 +2,6 @@
 that removes their text is reported by configure, `skeleton --check` and the release, naming the variant."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from grader import cli, release, variants
 from grader.buildinfo import variant_sources, write
 from grader.config import ConfigError, load_lab
-from grader.tests.conftest import REPO
+from grader.tests.conftest import copy_lab
 
 LAB = "01-vector-add"
 REFERENCE = f"solutions/{LAB}/vector_add.cu"
@@ -21,9 +20,7 @@ SECOND = "  if (i < n) c[i] = a[i] + b[i];\n"
 
 @pytest.fixture
 def lab_copy(tmp_path: Path) -> Path:
-    """A repository holding a copy of lab 01 (handout folder, reference, hidden tests) and the harness headers."""
-    for folder in (f"labs/{LAB}", f"solutions/{LAB}", "harness/include"):
-        shutil.copytree(REPO / folder, tmp_path / folder)
+    copy_lab(tmp_path, LAB)
     text = (tmp_path / REFERENCE).read_text()
     assert FIRST + SECOND in text, "lab 01's reference changed: update this test's two lines"
     return tmp_path
