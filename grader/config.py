@@ -234,8 +234,8 @@ class LabConfig:
     journey: Journey | None = None  # hidden.toml [journey]: steps timed side by side (`grader journey`)
     hours: float | None = None  # the handout's estimate of a student's time on the lab, questions included
     run_limits: Limits = field(default_factory=lambda: DEFAULT_RUN_LIMITS)
-    # [grading] concurrent_streams: the lab's timed code overlaps work on several CUDA streams, so its timing
-    # programs keep every hardware work queue (judge.one_work_queue).
+    # [grading] concurrent_streams: the lab's tests rely on CUDA streams running at once (overlap timed, races
+    # between streams caught), so its programs keep every hardware work queue (grader/run/judge.py, _env).
     concurrent_streams: bool = False
     profile: tuple[ProfileEntry, ...] = field(default=())  # the kernels `make profile` measures
     profile_hints: tuple[ProfileHint, ...] = field(default=())

@@ -38,9 +38,11 @@ def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = F
     (CUDA_DEVICE_MAX_CONNECTIONS=1) instead of the driver's eight. The driver sets a context's queues up, and
     tears them down, one process at a time for the whole GPU: on an H100 with twelve programs starting at
     once, a context took a median 1.46 s to create with eight queues and 0.59 s with one, and 0.68 s against
-    0.25 s to tear down (docs/gpu-runs/2026-11-26-h100-work-queues.md). One queue runs the streams of a
-    process one after another, which changes no result; only a lab that times overlap between streams
-    (concurrent_streams) needs the eight, and only where it times."""
+    0.25 s to tear down (docs/gpu-runs/2026-11-26-h100-work-queues.md). But one queue runs a process's
+    streams in the order their work was queued: overlap between streams disappears from a timing, and so
+    does a race between streams from a test that is there to catch it (lab 12's self-check showed it: work
+    queued on the default stream before its input had arrived passed). A lab whose tests rely on streams
+    running at once says so (concurrent_streams) and keeps the eight in every program."""
     extra = {"KIT_RESULTS": str(results)}
     if seed is not None:
         extra["KIT_SEED"] = str(seed)
@@ -82,8 +84,8 @@ def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int
              limits: sandbox.Limits | None = None, wrapper: sanitizer.Wrapper | None = None,
              beside_others: bool = False, one_work_queue: bool = True) -> CaseOutcome:
     """One test case in a program of its own (its student code in the sandbox), under compute-sanitizer when
-    `wrapper` says so; `beside_others` when it shares the GPU, `one_work_queue` unless it times overlap between
-    streams (_env)."""
+    `wrapper` says so; `beside_others` when it shares the GPU, `one_work_queue` unless the lab's tests rely on
+    streams running at once (_env)."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
     process = _start(binary, [f"--test-case={case}", "--no-colors"], workdir,
@@ -127,7 +129,7 @@ class _CaseClock:
 
 
 def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
-              limits: sandbox.Limits | None = None) -> dict[str, CaseOutcome]:
+              limits: sandbox.Limits | None = None, one_work_queue: bool = True) -> dict[str, CaseOutcome]:
     """The settled outcomes of several (name, timeout) test cases run in one process (the config keeps doctest's
     filter syntax out of case names, so a comma-separated list names exactly them), so that they share one
     sandbox start and one CUDA context instead of one each (under load, most of a small case's time). Each case
@@ -142,7 +144,8 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
     timeouts = dict(cases)
     clock = _CaseClock(results, timeouts)
     process = _start(binary, ["--test-case=" + ",".join(timeouts), "--no-colors"], workdir,
-                     _env(workdir, results, seed, beside_others=True), sum(timeouts.values()) + LISTING_TIMEOUT_S,
+                     _env(workdir, results, seed, beside_others=True, one_work_queue=one_work_queue),
+                     sum(timeouts.values()) + LISTING_TIMEOUT_S,
                      limits, watch=clock)
     records = read_records(results)
     settled: dict[str, CaseOutcome] = {}

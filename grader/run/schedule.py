@@ -50,11 +50,6 @@ def case_timeout(config: LabConfig, case: str) -> float:
     return next((t.timeout_s for t in config.tests if t.name == case), config.timeout_s)
 
 
-def one_work_queue(config: LabConfig, case: str) -> bool:
-    """Whether the program that runs `case` gives each CUDA context one hardware work queue (judge._env): all do
-    but the timing cases of a lab that times overlap between streams."""
-    return not (config.concurrent_streams and case in config.timing_cases)
-
 
 def needs_gpu_alone(config: LabConfig, case: str) -> bool:
     """Timing cases, and tests marked serial (they read device-wide free memory), run with nothing beside them."""
@@ -273,7 +268,7 @@ class ProgramRun:
                 return judge.run_case(self.binary, case, case_timeout(self.config, case), self.workdir,
                                       seed_for(self.config), self.config.run_limits, wrapper,
                                       beside_others=held == "shared",
-                                      one_work_queue=one_work_queue(self.config, case))
+                                      one_work_queue=not self.config.concurrent_streams)
         return self.budget.run(case, start)
 
     def _run_and_book(self, case: str, held: str) -> None:
@@ -292,7 +287,8 @@ class ProgramRun:
         started = time.monotonic()
         with self._program(cases, "shared"):
             settled = judge.run_group(self.binary, [(c, case_timeout(self.config, c)) for c in cases], self.workdir,
-                                      seed_for(self.config), self.config.run_limits)
+                                      seed_for(self.config), self.config.run_limits,
+                                      one_work_queue=not self.config.concurrent_streams)
         share = (time.monotonic() - started) / len(cases)
         for name, outcome in settled.items():
             self.outcomes[name] = outcome if outcome.passed else self.budget.run(name, lambda o=outcome: o)

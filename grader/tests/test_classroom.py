@@ -420,7 +420,7 @@ def test_programs_beside_others_block_on_the_gpu_and_those_alone_spin(lab, tmp_p
     assert {p["gpu_wait"] for p in programs if not set(p["cases"]) & alone} == {"block"}
 
 
-def test_every_program_has_one_work_queue_but_the_timing_of_a_lab_that_times_streams(lab, tmp_path: Path):
+def test_every_program_has_one_work_queue_unless_the_lab_relies_on_streams_at_once(lab, tmp_path: Path):
     config, fakes, log = lab
     a_class(tmp_path / "in")
     grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
@@ -431,9 +431,7 @@ def test_every_program_has_one_work_queue_but_the_timing_of_a_lab_that_times_str
     Path(str(log) + ".programs").unlink()
     grade_it(streams, tmp_path / "in", tmp_path / "out2", tmp_path)
     programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
-    timing = {p["work_queues"] for p in programs if "toy timing: fast" in p["cases"]}
-    assert timing == {None}  # the driver's default: every queue, so that streams may overlap where they are timed
-    assert {p["work_queues"] for p in programs if "toy timing: fast" not in p["cases"]} == {"1"}
+    assert {p["work_queues"] for p in programs} == {None}  # the driver's default: streams overlap, and race
 
 
 def test_stray_files_in_the_class_folder_are_skipped_not_graded(lab, tmp_path: Path):
