@@ -130,6 +130,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         print(f"profile: {config.name} names no kernel to profile ([[profile]] in its lab.toml)", file=sys.stderr)
         return 2
     variant_tables = {v.name: table for table in ("slow", "right") for v in getattr(config, table)}
+    variants = {v.name: v for table in ("slow", "right") for v in getattr(config, table)}
     if args.variant and args.variant not in variant_tables:
         known = ", ".join(variant_tables) or "none"
         print(f"profile: {config.name} has no slow variant or correct alternative '{args.variant}' ([[slow]] or "
@@ -154,16 +155,20 @@ def cmd_profile(args: argparse.Namespace) -> int:
         if not built.ok:
             print(compile_error_message(built, staged), file=sys.stderr)
             return 1
+        # A variant's own kernels, where it names them, each beside the reference's it replaces.
+        entries, counterparts = (profile.variant_entries(config, variants[args.variant]) if args.variant
+                                 else (list(config.profile), {}))
         # Profiling times nothing that counts, but its runs must not overlap another's timing on this GPU.
         with GpuLock(list_gpus()[0].key).exclusive():
-            mine = profile.profile_build(config, built.binary, ncu, workroot / "yours")
+            mine = profile.profile_build(config, built.binary, ncu, workroot / "yours", entries=entries)
             reference = None
             if config.solution_dir is not None and not args.no_reference:
                 reference = profile.profile_build(config, build_reference(config, workroot / "build"), ncu,
                                                   workroot / "reference")
         label = f"{variant_tables[args.variant]}-{args.variant}" if args.variant else ""
         out = Path(args.out) / config.name / label
-        print(profile.write_profile(config, mine, reference, out, label=args.variant or "yours"))
+        print(profile.write_profile(config, mine, reference, out, label=args.variant or "yours", entries=entries,
+                                    counterparts=counterparts))
         return 0
     except intake.IntakeError as error:
         print(f"profile: your files were refused as grading would refuse them: {error}", file=sys.stderr)

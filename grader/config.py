@@ -132,6 +132,10 @@ class VariantSpec:
     # given too, then edit the result.
     source: str = ""
     source_from: str = ""
+    # [[right]] `kernels`: the variant's own kernel in place of a [[profile]] kernel of the reference, as
+    # (reference's kernel, variant's kernel) pairs, e.g. kernels = { register_tile_scan_kernel =
+    # "single_pass_scan_kernel" }: `grader profile --variant` measures the variant's, beside the one it replaces.
+    kernels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -410,6 +414,9 @@ def _variants(entries: list, table: str, student_files: tuple[str, ...], where: 
         if not isinstance(entry.get("why"), str):
             raise ConfigError(f"{here}: 'why' is required")
         fields = dict(name=name, why=entry["why"], file=entry["file"], **_variant_text(entry, here))
+        if "kernels" in entry and table != "right":
+            raise ConfigError(f"{here}: 'kernels' is for a correct alternative ([[right]]) whose kernel has another "
+                              f"name than the reference's")
         if table == "slow":
             for key in ("must_fail", "keeps_at_most", "timed"):
                 if key in entry:
@@ -424,7 +431,7 @@ def _variants(entries: list, table: str, student_files: tuple[str, ...], where: 
             timed = entry.get("timed", False)
             if not isinstance(timed, bool):
                 raise ConfigError(f"{here}: 'timed' must be true or false")
-            variants.append(VariantSpec(**fields, timed=timed))
+            variants.append(VariantSpec(**fields, timed=timed, kernels=_kernel_pairs(entry.get("kernels", {}), here)))
             continue
         if "timed" in entry:
             raise ConfigError(f"{here}: 'timed' is for a correct alternative ([[right]]); a wrong variant's timing "
@@ -439,6 +446,17 @@ def _variants(entries: list, table: str, student_files: tuple[str, ...], where: 
     if duplicates := {n for n in names if names.count(n) > 1}:
         raise ConfigError(f"{where} [[{table}]]: names appear twice: {sorted(duplicates)}")
     return variants
+
+
+def _kernel_pairs(table: object, here: str) -> tuple[tuple[str, str], ...]:
+    """[[right]] `kernels`: { reference's kernel = "variant's kernel", ... }, each a function's plain name."""
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise ConfigError(f"{here}: 'kernels' must map the reference's kernel to the variant's, e.g. kernels = "
+                          f"{{ scan_kernel = \"single_pass_scan_kernel\" }}")
+    for name in (*table, *table.values()):
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise ConfigError(f"{here}: 'kernels': {name!r} must be a function's plain name")
+    return tuple(table.items())
 
 
 def _variant_text(entry: dict, here: str) -> dict[str, str]:
@@ -614,6 +632,11 @@ def load_lab(lab: str, root: Path = REPO_ROOT) -> LabConfig:
     slow = [_slow(variant, entry, profile, hidden_where) for variant, entry in zip(slow, hidden.get("slow", []))]
 
     right = _variants(hidden.get("right", []), "right", student_files, hidden_where)
+    profiled = {entry.kernel for entry in profile}
+    for variant in right:
+        if unknown_kernels := [theirs for theirs, _ in variant.kernels if theirs not in profiled]:
+            raise ConfigError(f"{hidden_where} [[right]] '{variant.name}': 'kernels' names no [[profile]] kernel of "
+                              f"{where}: {unknown_kernels} (known: {sorted(profiled)})")
     journey = _journey(hidden.get("journey"), perf, right, hidden_where) if "journey" in hidden else None
 
     return LabConfig(

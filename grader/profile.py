@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import sandbox
-from grader.config import LabConfig, ProfileEntry, ProfileHint, Shows
+from grader.config import LabConfig, ProfileEntry, ProfileHint, Shows, VariantSpec
 from grader.proc import run_process, scrubbed_env
 from grader.run.runner import runner_confinement, runner_of, unsplit_confinement
 
@@ -291,16 +291,21 @@ def table(kernel: str, mine: dict[str, float | None], reference: dict[str, float
 
 
 def report(config: LabConfig, mine: dict[str, dict[str, float]], reference: dict[str, dict[str, float]] | None,
-           missing: dict[str, str], label: str = "yours", entries: Sequence[ProfileEntry] | None = None) -> str:
-    """The whole text: per kernel of the config (or of `entries`), its table and hints, or why it has none."""
+           missing: dict[str, str], label: str = "yours", entries: Sequence[ProfileEntry] | None = None,
+           counterparts: dict[str, str] | None = None) -> str:
+    """The whole text: per kernel of the config (or of `entries`), its table and hints, or why it has none. Each
+    kernel is set beside the reference's of the same name, or the one `counterparts` names for it (a variant's
+    kernel in place of the reference's: variant_entries)."""
     parts = [f"Profile of {config.name}'s timed kernels (Nsight Compute, one launch each)."]
     for entry in config.profile if entries is None else entries:
         if entry.kernel in missing:
             parts.append(f"{entry.kernel}: not measured: {missing[entry.kernel]}")
             continue
         values = derive(mine.get(entry.kernel, {}))
-        theirs = derive(reference[entry.kernel]) if reference and entry.kernel in reference else None
-        parts.append(table(entry.kernel, values, theirs, label))
+        theirs_name = (counterparts or {}).get(entry.kernel, entry.kernel)
+        theirs = derive(reference[theirs_name]) if reference and theirs_name in reference else None
+        heading = entry.kernel if theirs_name == entry.kernel else f"{entry.kernel} (the reference: {theirs_name})"
+        parts.append(table(heading, values, theirs, label))
         for text in matching_hints(config.profile_hints, entry.kernel, values):
             parts.append(f"  hint: {text}")
     return "\n\n".join(parts) + "\n"
@@ -387,11 +392,22 @@ class ProfileError(Exception):
     """Profiling cannot run here: the message says why and what to do."""
 
 
+def variant_entries(config: LabConfig, variant: VariantSpec) -> tuple[list[ProfileEntry], dict[str, str]]:
+    """The kernels to profile in a variant's build: the lab's [[profile]], each replaced by the variant's own
+    kernel where its `kernels` names one; and, for each replacement, the reference's kernel it is set beside."""
+    renamed = dict(variant.kernels)
+    entries = [replace(entry, kernel=renamed.get(entry.kernel, entry.kernel)) for entry in config.profile]
+    return entries, {mine: theirs for theirs, mine in renamed.items()}
+
+
 def write_profile(config: LabConfig, mine: Profiled, reference: Profiled | None, out: Path,
-                  label: str = "yours") -> str:
-    """report.txt and roofline.png in `out`, `mine` headed `label`; returns the report's text."""
+                  label: str = "yours", entries: Sequence[ProfileEntry] | None = None,
+                  counterparts: dict[str, str] | None = None) -> str:
+    """report.txt and roofline.png in `out`, `mine` headed `label` (its kernels those of `entries`, each beside
+    the reference's `counterparts` names, where given: report); returns the report's text."""
     out.mkdir(parents=True, exist_ok=True)
-    text = report(config, mine.kernels, reference.kernels if reference else None, mine.missing, label)
+    text = report(config, mine.kernels, reference.kernels if reference else None, mine.missing, label, entries,
+                  counterparts)
     points = points_of(mine, f"({label})") + (points_of(reference, "(reference)") if reference else [])
     text += "\n" + write_picture(out, f"{config.name}: timed kernels", points, mine.kernels) + "\n"
     (out / "report.txt").write_text(text)

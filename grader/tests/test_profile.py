@@ -222,6 +222,44 @@ def test_profile_entries_are_checked_when_the_config_is_read(tmp_path: Path, ent
         load_lab("60-toy", tmp_path)
 
 
+TOY_WITH_PROFILE = (TOY_CONFIG_HEAD + '\n[[perf]]\ncase = "toy timing: fast"\nmeasurement = "toy_kernel"\npoints = 20\n\n'
+                    '[[profile]]\nkernel = "toy_kernel"\ncase = "toy timing: fast"\n')
+RIGHT_TOY = '[[right]]\nname = "other"\nwhy = "another kernel"\nfile = "toy.cu"\nreplace = "a"\nby = "b"\n'
+
+
+@pytest.mark.parametrize("kernels, problem", [
+    ('kernels = { no_such_kernel = "other_kernel" }', "names no \\[\\[profile\\]\\] kernel"),
+    ('kernels = { toy_kernel = "other<int>" }', "plain name"),
+    ('kernels = ["other_kernel"]', "must map the reference's kernel to the variant's"),
+    ('kernels = { toy_kernel = "other_kernel" }\n[[wrong]]\nname = "w"\nwhy = "w"\nfile = "toy.cu"\nreplace = "a"\n'
+     'by = "b"\nmust_fail = ["toy timing: fast"]\nkernels = { toy_kernel = "k" }', "is for a correct alternative"),
+])
+def test_a_right_variants_kernels_are_checked_when_the_config_is_read(tmp_path: Path, kernels: str, problem: str):
+    write(tmp_path / "labs/60-toy/lab.toml", TOY_WITH_PROFILE)
+    write(tmp_path / "solutions/60-toy/hidden.toml", RIGHT_TOY + kernels + "\n")
+    with pytest.raises(ConfigError, match=problem):
+        load_lab("60-toy", tmp_path)
+
+
+def test_a_variant_whose_kernel_has_another_name_is_profiled_by_it_beside_the_one_it_replaces(tmp_path: Path):
+    write(tmp_path / "labs/60-toy/lab.toml", TOY_WITH_PROFILE)
+    write(tmp_path / "solutions/60-toy/hidden.toml", RIGHT_TOY + 'kernels = { toy_kernel = "other_kernel" }\n')
+    config = load_lab("60-toy", tmp_path)
+    entries, counterparts = profile.variant_entries(config, config.right[0])
+    assert [(e.kernel, e.case) for e in entries] == [("other_kernel", "toy timing: fast")]
+    assert counterparts == {"other_kernel": "toy_kernel"}
+
+    ncu, calls = fake_ncu(tmp_path, {"other_kernel": report_text({"other_kernel": VECTOR_ADD})})
+    mine = profile.profile_build(config, Path("/bin/true"), ncu, tmp_path / "work", entries=entries)
+    [args] = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert args[args.index("--kernel-name") + 1] == "other_kernel"
+    reference = profile.Profiled(profile.parse_report(report_text({"toy_kernel": VECTOR_ADD})), {})
+    text = profile.write_profile(config, mine, reference, tmp_path / "out", "other", entries, counterparts)
+    assert "other_kernel (the reference: toy_kernel):" in text and "not measured" not in text
+    line = next(l for l in text.splitlines() if l.strip().startswith("DRAM throughput"))
+    assert line.split()[-2:] == ["91.2", "91.2"]  # the reference's column is its toy_kernel's
+
+
 def test_every_labs_profile_names_its_timing_cases_and_known_metrics():
     for lab in config_module.list_labs():
         config = load_lab(lab)
