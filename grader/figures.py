@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import handouts, record
@@ -96,6 +96,12 @@ class Source:
     date: str
     gpu: str
     measurements: dict[str, dict]
+    journey_record: str = ""  # where its journey's steps come from, where another record holds them
+
+    def origin(self, name: str) -> str:
+        """The record that holds measurement or journey step `name`."""
+        step = self.measurements.get(name, {}).get("build") is not None  # a journey step names its build
+        return self.journey_record if step and self.journey_record else self.record
 
     def measurement(self, name: str) -> dict:
         if name not in self.measurements:
@@ -118,6 +124,7 @@ def sources(records: Path = record.RECORDS_DIR, root: Path = REPO_ROOT) -> dict[
         steps = {m["name"]: m for m in data["labs"][lab]["journey"]}
         if lab in out:
             out[lab].measurements.update({name: m for name, m in steps.items() if name not in out[lab].measurements})
+            out[lab] = replace(out[lab], journey_record=shown(path))
         else:
             out[lab] = Source(shown(path), str(data.get("date", "?")), str(data.get("gpu", "?")), steps)
     return out
@@ -184,6 +191,12 @@ def evaluate(expression: str, source: Source) -> float | bool:
         values = [_value(node.left, source)] + [_value(c, source) for c in node.comparators]
         return all(_COMPARE[type(op)](a, b) for op, a, b in zip(node.ops, values, values[1:]))
     return _value(node, source)
+
+
+def records_behind(expression: str, source: Source) -> str:
+    """The record or records that hold what an expression measures (a journey's steps may come from another)."""
+    names = [_name(node.args[0]) for node in ast.walk(parse(expression)) if isinstance(node, ast.Call) and node.args]
+    return " and ".join(dict.fromkeys(source.origin(name) for name in names)) or source.record
 
 
 def operands(expression: str, source: Source) -> str:
@@ -404,17 +417,19 @@ class _Document:
                 value = evaluate(body, source)
                 if isinstance(value, bool):
                     if not value:
-                        raise FigureError(f"the claim {body} is false in {source.record} "
+                        raise FigureError(f"the claim {body} is false in {records_behind(body, source)} "
                                           f"({operands(body, source)}): rewrite it to say what was measured")
-                    self.out.marks.append(Mark(f"{self.where}:{index + 1}", f"holds in {source.record}: {body}"))
+                    self.out.marks.append(Mark(f"{self.where}:{index + 1}",
+                                               f"holds in {records_behind(body, source)}: {body}"))
                     continue
                 number = NUMBER_BEFORE.search(line[:mark.start()])
                 if not number:
                     raise FigureError(f"the figure of <!-- measured: {body} --> must stand right before it, "
                                       f"with no space")
-                self.update(index, number.start("n"), number.end("n"), value, number["n"], f"{body} in {source.record}")
+                origin = records_behind(body, source)
+                self.update(index, number.start("n"), number.end("n"), value, number["n"], f"{body} in {origin}")
                 self.out.marks.append(Mark(f"{self.where}:{index + 1}",
-                                           f"{format_like(value, number['n'])} = {body} in {source.record}"))
+                                           f"{format_like(value, number['n'])} = {body} in {origin}"))
                 line = self.lines[index]
             except FigureError as error:
                 self.problem(index + 1, str(error))

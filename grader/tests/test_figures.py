@@ -63,6 +63,22 @@ def test_a_marked_figure_is_written_from_the_newest_record_with_the_decimals_it_
     assert figures.run(repo).stale == [], "a written figure is still stale"
 
 
+def test_a_journey_step_is_read_from_the_record_of_the_journey_and_its_listing_names_that_record(repo: Path):
+    step = {"name": "toy-step", "title": "a step", "build": "right-faster", "case": "toy timing",
+            "measurement": "toy_kernel", "status": "passed", "median_s": 0.0005, "rate": 2.4, "unit": "GB/s",
+            "ceilings": {COPY: 3000.0}}
+    write(repo / "docs/gpu-runs/2026-01-15-journey.json", json.dumps(
+        {"date": "2026-01-15", "gpu": "G", "driver": "D", "commit": "C",
+         "labs": {"50-toy": {"measurements": [], "journey": [step]}}}))
+    result = _run(repo, f'The step reaches 0.9<!-- measured: rate("toy-step") / rate("toy-step", "{COPY}") -->; the '
+                        f'reference 0.9<!-- measured: {RATIO} -->.\n', write_back=True)
+    assert result.problems == []
+    [step_mark] = [mark.text for mark in result.marks if "toy-step" in mark.text]
+    [reference_mark] = [mark.text for mark in result.marks if "toy_kernel" in mark.text]
+    assert step_mark.endswith("in docs/gpu-runs/2026-01-15-journey.json")
+    assert reference_mark.endswith("in docs/gpu-runs/2026-02-01-new.json")
+
+
 def test_a_stale_figure_fails_the_check_naming_where_it_stands_and_what_the_record_says(repo: Path):
     found = _only(_run(repo, "Intro.\n\nIt reaches 0.91<!-- measured: 1000 * " + RATIO + " --> of it.\n"))
     assert found.startswith("labs/50-toy/README.md:3: 0.91 should be 0.40 (")
