@@ -129,10 +129,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if not config.profile:
         print(f"profile: {config.name} names no kernel to profile ([[profile]] in its lab.toml)", file=sys.stderr)
         return 2
-    variant_tables = {v.name: table for table in ("slow", "right") for v in getattr(config, table)}
-    variants = {v.name: v for table in ("slow", "right") for v in getattr(config, table)}
-    if args.variant and args.variant not in variant_tables:
-        known = ", ".join(variant_tables) or "none"
+    variants = {v.name: (table, v) for table in ("slow", "right") for v in getattr(config, table)}
+    if args.variant and args.variant not in variants:
+        known = ", ".join(variants) or "none"
         print(f"profile: {config.name} has no slow variant or correct alternative '{args.variant}' ([[slow]] or "
               f"[[right]] in solutions/{config.name}/hidden.toml: {known})", file=sys.stderr)
         return 2
@@ -146,7 +145,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
             # The reference's build first: the variant links its compiled tests and harness.
             check_configured(config, build.configure(config, workroot / "build", None))
             build_reference(config, workroot / "build")
-            built = profilecheck.build_variant(config, variant_tables[args.variant], args.variant,
+            built = profilecheck.build_variant(config, variants[args.variant][0], args.variant,
                                                workroot / "build", workroot)
             staged = None
         else:
@@ -156,7 +155,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
             print(compile_error_message(built, staged), file=sys.stderr)
             return 1
         # A variant's own kernels, where it names them, each beside the reference's it replaces.
-        entries, counterparts = (profile.variant_entries(config, variants[args.variant]) if args.variant
+        entries, counterparts = (profile.variant_entries(config, variants[args.variant][1]) if args.variant
                                  else (list(config.profile), {}))
         # Profiling times nothing that counts, but its runs must not overlap another's timing on this GPU.
         with GpuLock(list_gpus()[0].key).exclusive():
@@ -165,7 +164,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
             if config.solution_dir is not None and not args.no_reference:
                 reference = profile.profile_build(config, build_reference(config, workroot / "build"), ncu,
                                                   workroot / "reference")
-        label = f"{variant_tables[args.variant]}-{args.variant}" if args.variant else ""
+        label = f"{variants[args.variant][0]}-{args.variant}" if args.variant else ""
         out = Path(args.out) / config.name / label
         print(profile.write_profile(config, mine, reference, out, label=args.variant or "yours", entries=entries,
                                     counterparts=counterparts))

@@ -296,6 +296,10 @@ class LabConfig:
         return tuple(dict.fromkeys(t.sanitizer for t in self.tests if t.sanitizer))
 
 
+# A kernel as [[profile]] and [[right]] `kernels` name it: its function's plain name, no template arguments.
+KERNEL_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
 def list_labs(root: Path = REPO_ROOT) -> list[str]:
     return sorted(p.parent.name for p in (root / "labs").glob("*/lab.toml"))
 
@@ -454,7 +458,7 @@ def _kernel_pairs(table: object, here: str) -> tuple[tuple[str, str], ...]:
         raise ConfigError(f"{here}: 'kernels' must map the reference's kernel to the variant's, e.g. kernels = "
                           f"{{ scan_kernel = \"single_pass_scan_kernel\" }}")
     for name in (*table, *table.values()):
-        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        if not KERNEL_NAME.fullmatch(name):
             raise ConfigError(f"{here}: 'kernels': {name!r} must be a function's plain name")
     return tuple(table.items())
 
@@ -723,7 +727,7 @@ def _profile(entries: list, timing_cases: set[str], where: str) -> list[ProfileE
                 raise ConfigError(f"{here}: '{key}' is required")
         if entry["case"] not in timing_cases:
             raise ConfigError(f"{here}: case {entry['case']!r} is no timing case of [[perf]]")
-        if not re.fullmatch(r"[A-Za-z_]\w*", entry["kernel"]):
+        if not KERNEL_NAME.fullmatch(entry["kernel"]):
             raise ConfigError(f"{here}: kernel {entry['kernel']!r} must be a function's plain name, no template "
                               f"arguments or parameters")
         profile.append(ProfileEntry(kernel=entry["kernel"], case=entry["case"]))

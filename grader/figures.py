@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import handouts, record
@@ -96,12 +96,11 @@ class Source:
     date: str
     gpu: str
     measurements: dict[str, dict]
-    journey_record: str = ""  # where its journey's steps come from, where another record holds them
+    elsewhere: dict[str, str] = field(default_factory=dict)  # journey steps another record holds: name -> record
 
     def origin(self, name: str) -> str:
         """The record that holds measurement or journey step `name`."""
-        step = self.measurements.get(name, {}).get("build") is not None  # a journey step names its build
-        return self.journey_record if step and self.journey_record else self.record
+        return self.elsewhere.get(name, self.record)
 
     def measurement(self, name: str) -> dict:
         if name not in self.measurements:
@@ -123,8 +122,9 @@ def sources(records: Path = record.RECORDS_DIR, root: Path = REPO_ROOT) -> dict[
     for lab, (path, data) in record.newest_journey(records).items():
         steps = {m["name"]: m for m in data["labs"][lab]["journey"]}
         if lab in out:
-            out[lab].measurements.update({name: m for name, m in steps.items() if name not in out[lab].measurements})
-            out[lab] = replace(out[lab], journey_record=shown(path))
+            added = {name: m for name, m in steps.items() if name not in out[lab].measurements}
+            out[lab].measurements.update(added)
+            out[lab].elsewhere.update({name: shown(path) for name in added})
         else:
             out[lab] = Source(shown(path), str(data.get("date", "?")), str(data.get("gpu", "?")), steps)
     return out

@@ -91,9 +91,3 @@ def write(build_dir: Path, lab: str, rows: list[dict]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows, indent=1) + "\n")
     return path
-
-
-def read(build_dir: Path, lab: str) -> list[dict] | None:
-    """A lab's journey.json in a build folder, or None."""
-    path = build_dir / lab / JOURNEY_NAME
-    return json.loads(path.read_text()) if path.is_file() else None
