@@ -69,6 +69,17 @@ class SeedInEnvironment {
 
 }  // namespace
 
+TEST_CASE("harness: device buffers of 2 MiB or more are allocated in whole 2 MiB pages" * KIT_CPU_ONLY) {
+  constexpr std::size_t kPage = std::size_t{2} << 20;
+  CHECK(kit::detail::in_whole_large_pages(1) == 1);
+  CHECK(kit::detail::in_whole_large_pages(kPage - 1) == kPage - 1);  // small buffers keep their size
+  CHECK(kit::detail::in_whole_large_pages(kPage) == kPage);
+  CHECK(kit::detail::in_whole_large_pages(kPage + 1) == 2 * kPage);
+  // lab 05's timing input: 2^28 floats between guards of 1024
+  const std::size_t guarded = (std::size_t{1} << 30) + 8192;
+  CHECK(kit::detail::in_whole_large_pages(guarded) == (std::size_t{1} << 30) + kPage);
+}
+
 TEST_CASE("harness: poison is NaN for floats and an unlikely pattern for integers" * KIT_CPU_ONLY) {
   CHECK(std::isnan(kit::poison_value<float>()));
   CHECK(std::isnan(kit::poison_value<double>()));
