@@ -3,7 +3,7 @@ include labs.mk
 # pytest may live in another interpreter than the first python3 (e.g. Debian's python3-pytest).
 PYTEST  ?= $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && echo "$$p -m pytest" && break; done)
 
-.PHONY: help test test-gpu grade selfcheck profile profile-check bench-class leaderboard release skeleton skeleton-check handouts figures slides slides-check charts
+.PHONY: help test test-gpu grade selfcheck profile profile-check bench-class split-cost leaderboard release skeleton skeleton-check handouts figures slides slides-check charts
 
 help: ## list the targets
 	@echo "CUDA lab kit. Targets:"
@@ -43,6 +43,10 @@ profile-check: ## each lab's slow variants profiled beside the reference, each s
 bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); on a GPU machine
 	$(if $(LAB),,$(error give the lab: make bench-class LAB=01-vector-add N=200))
 	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader.bench.class_bench --lab $(LAB) --n $(or $(N),200) $(if $(OUT),--out $(OUT))
+
+split-cost: ## the references' timings through the judge/runner split beside one process (ONE_PROCESS_BUILD=<build configured with -DKIT_ONE_PROCESS=ON> [LAB=..] [OUT=..]); on a GPU machine
+	$(if $(ONE_PROCESS_BUILD),,$(error give a build configured with -DKIT_ONE_PROCESS=ON: cmake -S . -B build-one -DKIT_ONE_PROCESS=ON && cmake --build build-one, then make split-cost ONE_PROCESS_BUILD=build-one))
+	$(PYTHON) -m grader.bench.split_cost --split $(BUILD) --one-process $(ONE_PROCESS_BUILD) $(foreach lab,$(LAB),--lab $(lab)) $(if $(OUT),--out $(OUT))
 
 leaderboard: ## a static HTML leaderboard page per lab from graded classes (GRADED="graded-01 ..." [NAMES=..] [OUT=..])
 	$(if $(GRADED),,$(error give the graded class folders: make leaderboard GRADED=graded/))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import sandbox
-from grader.config import REPO_ROOT, LabConfig
+from grader.config import REPO_ROOT, ConfigError, LabConfig
 from grader.proc import ProcessResult, run_process, scrubbed_env
 
 ERROR_LINES_SHOWN = 40
@@ -59,13 +59,31 @@ def target_name(lab: str, variant: str) -> str:
     return f"{lab}-tests" if variant == "student" else f"{lab}-{variant}-tests"
 
 
+def built_in_one_process(build_dir: Path) -> bool:
+    """Whether `build_dir` was configured with -DKIT_ONE_PROCESS=ON (student code in the tests' own process)."""
+    cache = build_dir / "CMakeCache.txt"
+    if not cache.is_file():
+        return False
+    setting = re.search(r"^KIT_ONE_PROCESS:BOOL=(.*)$", cache.read_text(errors="replace"), re.MULTILINE)
+    return setting is not None and setting.group(1).strip().upper() in ("ON", "1", "TRUE", "YES", "Y")
+
+
+def require_graded_build(build_dir: Path) -> None:
+    """Refuses a one-process build: what it measures and passes is not what grading runs."""
+    if built_in_one_process(build_dir):
+        raise ConfigError(
+            f"{build_dir} was configured with -DKIT_ONE_PROCESS=ON: its labs run student code in the tests' own "
+            "process, which grading never does, so a self-check or journey there would check something else. Use "
+            f"a build folder configured without it, or turn it off: cmake -B {build_dir} -DKIT_ONE_PROCESS=OFF")
+
+
 def binary_path(build_dir: Path, lab: str, variant: str) -> Path:
     return build_dir / lab / target_name(lab, variant)
 
 
 def configure(config: LabConfig, build_dir: Path, student_dir: Path | None) -> BuildResult:
     command = ["cmake", "-S", str(REPO_ROOT), "-B", str(build_dir), f"-DKIT_LABS={config.name}",
-               "-DCMAKE_BUILD_TYPE=Release"]
+               "-DCMAKE_BUILD_TYPE=Release", "-DKIT_ONE_PROCESS=OFF"]
     if student_dir is not None:
         command.append(f"-DKIT_STUDENT_DIR={student_dir}")
     # Student files compile in the sandbox whenever this grader run sandboxes (CMake's compiler launcher).

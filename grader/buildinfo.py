@@ -19,6 +19,7 @@ GPU runs the test.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from grader import calls, paramcheck, sanitizer, variants
@@ -84,12 +85,19 @@ def lab_cmake(config: LabConfig, plan: calls.Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(config: LabConfig, out: Path) -> None:
+# Why a lab that can be split is built in one process: a build configured with -DKIT_ONE_PROCESS=ON, which only
+# measures what the split costs (grader/bench/split_cost.py) and which nothing that grades will use.
+ONE_PROCESS_WHY = "this build folder was configured with -DKIT_ONE_PROCESS=ON, to measure what the split costs"
+
+
+def write(config: LabConfig, out: Path, one_process: bool = False) -> None:
     paramcheck.require_declared(config)
     out.mkdir(parents=True, exist_ok=True)
     params = [_param_line(k, v) for k, v in sorted(config.params.items())]
     _write_if_changed(out / "params.txt", "\n".join(params) + "\n")
     plan = calls.lab_plan(config)
+    if one_process and plan.split:
+        plan = dataclasses.replace(plan, unsplit_because=ONE_PROCESS_WHY)
     _write_if_changed(out / "lab.cmake", lab_cmake(config, plan))
     if plan.split:
         _write_if_changed(out / "calls" / "judge_calls.cpp", calls.judge_source(plan))

@@ -416,7 +416,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
 
 
 def cmd_configure(args: argparse.Namespace) -> int:
-    buildinfo.write(load_lab(args.lab), Path(args.out))
+    buildinfo.write(load_lab(args.lab), Path(args.out), one_process=args.one_process)
     return 0
 
 
@@ -446,8 +446,9 @@ def cmd_check_cases(args: argparse.Namespace) -> int:
 
 def cmd_selfcheck(args: argparse.Namespace) -> int:
     _sandbox_for(untrusted=False, no_sandbox=args.no_sandbox)  # the grading runs exactly as a TA's would
-    lock = GpuLock(list_gpus()[0].key)
     build_dir = Path(args.build_dir).resolve()
+    build.require_graded_build(build_dir)
+    lock = GpuLock(list_gpus()[0].key)
     configs = [load_lab(lab) for lab in (args.lab or list_labs())]
     # NoGpu here, before the variants are compiled for nothing.
     with tempfile.TemporaryDirectory(prefix="kit-gpu-probe-") as folder:
@@ -493,6 +494,7 @@ def cmd_journey(args: argparse.Namespace) -> int:
         print(f"{config.name} has no journey (solutions/{config.name}/hidden.toml [journey])", file=sys.stderr)
         return 2
     build_dir = Path(args.build_dir).resolve()
+    build.require_graded_build(build_dir)
     started = time.monotonic()
     problems = journey.build_steps(config, build_dir)
     if problems:
@@ -777,6 +779,8 @@ def parser() -> argparse.ArgumentParser:
     configure = commands.add_parser("configure", help="(used by CMake) write a lab's build files")
     configure.add_argument("--lab", required=True)
     configure.add_argument("--out", required=True)
+    configure.add_argument("--one-process", action="store_true",
+                           help="build the lab in one process (CMake's KIT_ONE_PROCESS), only to measure the split")
     configure.set_defaults(run=cmd_configure)
 
     generate = commands.add_parser("calls", help="(used by CMake) write the judge's proxies and the runner's table "

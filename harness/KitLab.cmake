@@ -46,11 +46,15 @@ function(kit_add_lab lab)
   # The config is checked again at test time (a test source edited since may read a parameter the config
   # does not declare: grader/paramcheck.py); a lab whose config is wrong fails this test in `make test`.
   set(config_test "${lab}: config is valid")
-  add_test(NAME "${config_test}" COMMAND ${Python3_EXECUTABLE} -m grader configure --lab ${lab} --out ${out}
+  set(configure_args --lab ${lab} --out ${out})
+  if(KIT_ONE_PROCESS)
+    list(APPEND configure_args --one-process)
+  endif()
+  add_test(NAME "${config_test}" COMMAND ${Python3_EXECUTABLE} -m grader configure ${configure_args}
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties("${config_test}" PROPERTIES LABELS "${lab};cpu")
   execute_process(
-    COMMAND ${Python3_EXECUTABLE} -m grader configure --lab ${lab} --out ${out}
+    COMMAND ${Python3_EXECUTABLE} -m grader configure ${configure_args}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     RESULT_VARIABLE failed ERROR_VARIABLE why)
   if(failed)

@@ -64,3 +64,24 @@ def test_a_broken_lab_is_left_out_and_its_ctest_fails_while_the_others_configure
     alone = _configure(source, build, BROKEN)
     assert alone.returncode != 0
     assert "'timeout_s' must be a number" in " ".join((alone.stdout + alone.stderr).split())
+
+
+def test_a_one_process_build_puts_the_tests_and_student_code_in_one_program(tmp_path: Path):
+    """-DKIT_ONE_PROCESS=ON (make split-cost's second build): every lab unsplit, saying why; its config check
+    configures it the same way, so that `make test` there does not write the split's files back."""
+    build = tmp_path / "build-one"
+    done = _configure(REPO, build, GOOD)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "set(KIT_LAB_SPLIT ON)" in (build / GOOD / "lab.cmake").read_text()
+
+    done = subprocess.run(["cmake", "-B", str(build), "-DKIT_ONE_PROCESS=ON"], capture_output=True, text=True,
+                          timeout=300)
+    output = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 0, output
+    assert f"{GOOD}: graded in one process (tests and student code together): this build folder was configured " \
+           "with -DKIT_ONE_PROCESS=ON" in output
+    assert "set(KIT_LAB_SPLIT OFF)" in (build / GOOD / "lab.cmake").read_text()
+    assert "--one-process" in (build / "CTestTestfile.cmake").read_text()
+    ninja = build / "build.ninja"
+    if ninja.is_file():
+        assert f"{GOOD}-reference-tests-runner" not in ninja.read_text()
