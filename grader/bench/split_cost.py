@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import build
+from grader.run import judge
 from grader.config import ConfigError, LabConfig, list_labs, load_lab
 
 WITHIN = 0.03
 CASE_TIMEOUT_S = 600
 # ctest -V prefixes a test's output with its number: "462: [timing] pipelined   22.715 ms ..."
 TIMING_LINE = re.compile(r"^(?:\d+: )?\[timing\]\s+(\S+)\s+([0-9.]+) ms", re.MULTILINE)
-NO_GPU = re.compile(r"No CUDA GPU available|Grading needs a CUDA GPU")
+NO_GPU = re.compile(r"No CUDA GPU available|Grading needs a CUDA GPU")  # ctest's KIT_GPU_SKIP_REGEX (KitLab.cmake)
 SPLIT, ONE_PROCESS = "split", "one_process"
 
 
@@ -68,8 +69,8 @@ def run_lab(config: LabConfig, build_dir: Path, environment: dict[str, str]) -> 
 
 def environments(config: LabConfig) -> dict[str, dict[str, str]]:
     """Each build's environment: grading's work queues for the split, the driver's default in one process."""
-    base = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
-    split = dict(base) if config.concurrent_streams else {**base, "CUDA_DEVICE_MAX_CONNECTIONS": "1"}
+    base = {k: v for k, v in os.environ.items() if k not in judge.ONE_WORK_QUEUE}
+    split = dict(base) if config.concurrent_streams else {**base, **judge.ONE_WORK_QUEUE}
     return {SPLIT: split, ONE_PROCESS: base}
 
 

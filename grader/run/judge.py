@@ -28,6 +28,9 @@ from grader.run.runner import runner_command, runner_of, unsplit_command
 LISTING_TIMEOUT_S = 60
 
 
+ONE_WORK_QUEUE = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}  # see _env
+
+
 def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = False,
          one_work_queue: bool = True) -> dict[str, str]:
     """The test program's environment. `beside_others`: it shares the GPU with other programs, whose waits
@@ -49,7 +52,7 @@ def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = F
     if beside_others:
         extra["KIT_GPU_WAIT"] = "block"
     if one_work_queue:
-        extra["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
+        extra.update(ONE_WORK_QUEUE)
     return scrubbed_env(workdir, extra)
 
 
