@@ -393,6 +393,11 @@ def _check_host_pointers_counted(plan_: Plan) -> None:
                                   f"processes map, list it in [shared_host_buffers]")
 
 
+# Defined by every judge's proxies; harness/src/remote.cu reads it to tell a judge from a test program built in one
+# process (-DKIT_ONE_PROCESS=ON), which has no runner.
+JUDGE_MARK = "kit_judge_has_runner"
+
+
 def _generated_from(plan_: Plan) -> str:
     return f"// Generated from {plan_.header.name} and {plan_.where}'s call tables by grader/calls.py; do not edit."
 
@@ -410,7 +415,9 @@ def judge_source(plan_: Plan) -> str:
              '#include "kit/remote.hpp"']
     if plan_.uses_blas:
         lines.append('#include "kit/remote_cublas.hpp"')
-    lines += [f'#include "{plan_.header.name}"', ""]
+    lines += [f'#include "{plan_.header.name}"', "",
+              "// This program has a runner: host memory the test shares (kit::remote::share_host) goes to it.",
+              f"extern \"C\" const char {JUDGE_MARK} = 1;", ""]
     for index, f in enumerate(plan_.functions):
         params = ", ".join(f"{p.type} {p.name}" for p in f.parameters)
         lines.append(f"{f.returns} {f.name}({params}) {{")

@@ -42,7 +42,9 @@ function(kit_add_lab lab)
   if(EXISTS ${solution_dir}/hidden.toml)
     list(APPEND config_files ${solution_dir}/hidden.toml)
   endif()
-  set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${config_files})
+  # The split's generated proxies (below) come from grader/calls.py: a change there makes them again.
+  set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${config_files}
+               ${PROJECT_SOURCE_DIR}/grader/calls.py)
   # The config is checked again at test time (a test source edited since may read a parameter the config
   # does not declare: grader/paramcheck.py); a lab whose config is wrong fails this test in `make test`.
   set(config_test "${lab}: config is valid")

@@ -210,6 +210,16 @@ def test_judge_code_sends_const_host_buffers_one_way_and_others_both_ways(tmp_pa
     assert "scale(h_in, h_out, d_scratch, n, f);" in runner
 
 
+def test_every_judge_marks_itself_as_having_a_runner(tmp_path: Path):
+    # harness/src/remote.cu shares host memory with a runner only where the mark is defined; a program built in
+    # one process links no proxies, and keeps shared host memory to itself.
+    plan = header_plan(tmp_path, "void scale(float* d_out, int n);\n")
+    assert f'extern "C" const char {calls.JUDGE_MARK} = 1;' in calls.judge_source(plan)
+    assert calls.JUDGE_MARK not in calls.runner_source(plan)
+    remote = (REPO_ROOT / "harness" / "src" / "remote.cu").read_text()
+    assert f'extern "C" const char {calls.JUDGE_MARK} __attribute__((weak));' in remote
+
+
 def test_a_function_that_returns_a_value_returns_what_the_runner_sends(tmp_path: Path):
     plan = header_plan(tmp_path, "long long total(const int* d_in, int n);\n")
     assert "return kit_call.run_returning<long long>();" in calls.judge_source(plan)

@@ -15,6 +15,7 @@
 #include "kit/kit.cuh"
 #include "kit/matmul_reference.hpp"
 #include "kit/picture.hpp"
+#include "kit/remote.hpp"
 
 namespace {
 
@@ -538,4 +539,14 @@ TEST_CASE("harness: work on every core runs each task once and passes a thread's
   CHECK(kit::threads_for(10.0, 1e6) == 1);
   CHECK(kit::threads_for(1e12, 1.0, 3) <= 3);
   CHECK(kit::threads_for(1e12, 1.0) == std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// This program links no judge's proxies, as a lab built with -DKIT_ONE_PROCESS=ON does not: its
+// shared host memory is its own (the tests of a split judge's sharing are in remote/).
+TEST_CASE("harness: host memory shared in a program without a runner is the program's own" * KIT_CPU_ONLY) {
+  kit::remote::SharedHostBuffer<float> shared(1000, false);
+  for (std::size_t i = 0; i < shared.size(); ++i) shared[i] = static_cast<float>(i);
+  CHECK(shared[999] == 999.0f);
+  kit::remote::SharedHostBuffer<int> empty(0, false);
+  CHECK(empty.size() == 0);
 }
