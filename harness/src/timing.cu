@@ -188,11 +188,12 @@ bool quiet(double* took_s) {
 // Batched samples (TimedWork::another_set), through the runner. A request costs more than its
 // calls' own time: the path (the twin's, about 0.3 ms) and a residual the twin does not see,
 // which grows with the data a request touches (0.2-0.5 ms on an H200 for a gigabyte) and varies
-// from run to run. So a sample is two requests, in an order drawn at random: `K` calls back to
-// back on sets of their own, and one call alone on another set, the sets dealt at random
-// (split_sample). Both bear a request's costs once; their difference, less the twin's cost of
-// K - 1 more round trips, is K - 1 calls' own time. A submission cannot tell, when a call
-// arrives, which of the two requests it is in, by its buffers or by its place.
+// from run to run (measured before the judge spun for replies, remote.cu's Runner::receive, which
+// removed most of what the split cost short calls). So a sample is two requests, in an order drawn
+// at random: `K` calls back to back on sets of their own, and one call alone on another set, the
+// sets dealt at random (split_sample). Both bear a request's costs once; their difference, less
+// the twin's cost of K - 1 more round trips, is K - 1 calls' own time. A submission cannot tell,
+// when a call arrives, which of the two requests it is in, by its buffers or by its place.
 //
 // Calls of kBatchBelowS or more are timed alone: the residual is then under 5% of a call. K brings
 // the batch to about kBatchTargetS (so the difference is well above the residual's noise: with
