@@ -40,9 +40,13 @@ profile: ## your build of a lab's timed kernels under Nsight Compute: metrics, h
 profile-check: ## each lab's slow variants profiled beside the reference, each shows asserted (LAB="07-transpose .." [OUT=..]); on a GPU machine
 	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader profile --check $(foreach lab,$(LAB),--lab $(lab)) $(if $(OUT),--out $(OUT))
 
-bench-class: ## time grade-class on a generated class (LAB=.. N=200 [OUT=..]); on a GPU machine
+bench-class: ## time grade-class on a generated class (LAB="01-vector-add .." N=200 [OUT=..], each lab in OUT/<lab> when several); on a GPU machine
 	$(if $(LAB),,$(error give the lab: make bench-class LAB=01-vector-add N=200))
-	$(or $(PLOT_PYTHON),$(PYTHON)) -m grader.bench.class_bench --lab $(LAB) --n $(or $(N),200) $(if $(OUT),--out $(OUT))
+	@failed=""; for lab in $(LAB); do \
+	  out="$(OUT)"; if [ -n "$$out" ] && [ $(words $(LAB)) -gt 1 ]; then out="$$out/$$lab"; fi; \
+	  $(or $(PLOT_PYTHON),$(PYTHON)) -m grader.bench.class_bench --lab $$lab --n $(or $(N),200) $${out:+--out $$out} \
+	    || failed="$$failed $$lab"; \
+	done; if [ -n "$$failed" ]; then echo "bench-class failed for:$$failed"; exit 1; fi
 
 split-cost: ## the references' timings through the judge/runner split beside one process (ONE_PROCESS_BUILD=<build configured with -DKIT_ONE_PROCESS=ON> [LAB=..] [OUT=..]); on a GPU machine
 	$(if $(ONE_PROCESS_BUILD),,$(error give a build configured with -DKIT_ONE_PROCESS=ON: cmake -S . -B build-one -DKIT_ONE_PROCESS=ON && cmake --build build-one, then make split-cost ONE_PROCESS_BUILD=build-one))

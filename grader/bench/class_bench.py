@@ -38,12 +38,16 @@ from pathlib import Path
 
 from grader import buildinfo, classroom, summary
 from grader.config import REPO_ROOT, LabConfig, load_lab
-from grader.errors import NoGpu
+from grader.errors import GraderError, NoGpu
 from grader.proc import interrupt_on_sigterm, run_process
 
 KERNEL_START = re.compile(r"__global__\s+void\s+\w+\s*\([^)]*\)\s*\{")
 LAUNCH_LINE = re.compile(r"^\s*[\w:<>]+<<<.*>>>\(.*\);\s*$", re.M)
 RIVAL_TIMEOUT_S = 6 * 3600
+# What a TA needs of every lab: its class of CLASS_SIZE graded within CLASS_TARGET_S on one GPU. A smaller
+# run is held to it at its pace: its time a student, reference build and timing included, times CLASS_SIZE.
+CLASS_SIZE = 200
+CLASS_TARGET_S = 600.0
 
 
 def _into_first_kernel(text: str, code: str) -> str:
@@ -68,6 +72,24 @@ def broken(kind: str, text: str) -> str:
     if kind == "slow":
         return LAUNCH_LINE.sub(lambda m: m.group(0) + "\n" + m.group(0), text)
     raise ValueError(kind)
+
+
+def class_pace(total_s: float, students: int, graded: int) -> dict:
+    """A run's time per student, what a class of CLASS_SIZE would take at that pace, and whether that is within
+    CLASS_TARGET_S: never for a run that did not grade every student (stopped, or no GPU)."""
+    per_student = total_s / max(1, students)
+    projected = per_student * CLASS_SIZE
+    return {"per_student_s": round(per_student, 2), "class_of_200_s": round(projected, 1),
+            "within_class_target": graded == students > 0 and projected <= CLASS_TARGET_S}
+
+
+def pace_line(lab: str, entry: dict, students: int) -> str:
+    """The run's pace against the class target, in a sentence."""
+    if entry["graded"] != students:
+        return f"{lab}: {entry['graded']} of {students} students graded, so the run says nothing of the class target"
+    verdict = "within" if entry["within_class_target"] else "OVER"
+    return (f"{lab}: {entry['per_student_s']} s a student, so {entry['class_of_200_s']:.0f} s for a class of "
+            f"{CLASS_SIZE} on this machine: {verdict} the {CLASS_TARGET_S:.0f} s target")
 
 
 def composition(n: int, wrong: int) -> list[str]:
@@ -444,15 +466,18 @@ def main(argv: list[str] | None = None) -> int:
                     entry["stopped"] = result.stopped
                 except NoGpu as error:
                     entry["stopped_for_want_of_a_gpu"] = str(error)
+                except GraderError as error:  # it cannot grade on this machine (a tool missing, say): nothing graded
+                    entry["grader_problem"] = str(error)
                 except KeyboardInterrupt:  # before the grading could stop in order (its reference build, say)
                     entry["stopped"] = True
             entry["total_s"] = round(time.monotonic() - started, 1)
             entry["machine"] = use.report
             entry.update(analyse(config, kinds, graded))
-            entry["per_student_s"] = round(entry["total_s"] / max(1, len(kinds)), 2)
+            entry.update(class_pace(entry["total_s"], len(kinds), entry["graded"]))
             report["runs"].append(entry)
             print(json.dumps({k: v for k, v in entry.items() if k != "performance_scores"}, indent=2))
-            if "stopped_for_want_of_a_gpu" in entry or entry.get("stopped"):
+            print(pace_line(config.name, entry, len(kinds)))
+            if {"stopped_for_want_of_a_gpu", "grader_problem"} & entry.keys() or entry.get("stopped"):
                 break
     finally:
         stop.set()
@@ -472,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({k: v for k, v in report["performance_spread"].items() if k != "by_student"}, indent=2))
     (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n")
     print(f"(written to {out / 'bench.json'})")
-    return 0
+    return 1 if any("grader_problem" in run for run in report["runs"]) else 0
 
 
 if __name__ == "__main__":

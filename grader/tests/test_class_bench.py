@@ -25,6 +25,20 @@ def test_a_class_of_200_has_every_kind_and_mostly_references():
     assert kinds.count("reference") > 100
 
 
+def test_a_run_is_held_to_the_class_target_at_its_pace():
+    assert class_bench.class_pace(60.0, 20, graded=20) == {"per_student_s": 3.0, "class_of_200_s": 600.0,
+                                                           "within_class_target": True}
+    assert class_bench.class_pace(61.0, 20, graded=20)["within_class_target"] is False
+    # A run that stopped early, or graded nobody, is fast but says nothing of the target.
+    assert class_bench.class_pace(10.0, 20, graded=12)["within_class_target"] is False
+    assert class_bench.class_pace(0.0, 0, graded=0)["within_class_target"] is False
+    stopped = {"graded": 12, **class_bench.class_pace(10.0, 20, graded=12)}
+    assert "12 of 20 students graded" in class_bench.pace_line("01-vector-add", stopped, 20)
+    done = {"graded": 20, **class_bench.class_pace(80.0, 20, graded=20)}
+    assert class_bench.pace_line("01-vector-add", done, 20) == \
+        "01-vector-add: 4.0 s a student, so 800 s for a class of 200 on this machine: OVER the 600 s target"
+
+
 def test_a_small_class_still_has_one_of_each_while_it_can():
     assert class_bench.composition(3, wrong=2) == ["reference", "compile-error", "forbidden"]
 
