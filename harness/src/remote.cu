@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -33,6 +34,14 @@ using Clock = std::chrono::steady_clock;
 
 // How many TimedSections are alive (kit/remote.hpp): while one is, the runner runs only during a call.
 int& paused_sections();
+
+// The cores this process may run on (its CPU affinity, which a cluster's allocation sets).
+int cores_allowed() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 1;
+  return CPU_COUNT(&allowed);
+}
 
 // The shared host arena grows in steps of this much, up to what a call needs (see Runner::arena_for).
 constexpr std::size_t kArenaStep = std::size_t{64} << 20;
@@ -170,10 +179,12 @@ class Runner {
   // The reply to a request. In a timed section the judge spins for it: blocked, its core would sleep
   // through the call and wake late, later the longer the call (a deeper idle state), a cost that the
   // twin's empty calls do not have, so that it would stay in every timed call. Timing runs alone on
-  // the machine's GPU, so the core it takes is free. A runner that never answers spins the judge
-  // until the test case's timeout, as it would block it.
+  // the machine's GPU, so the core it takes is free, unless this process may run on one core only
+  // (a cluster job's allocation, say), where spinning would take it from the runner. A runner that
+  // never answers spins the judge until the test case's timeout, as it would block it.
   ssize_t receive(std::vector<unsigned char>& into) const {
-    if (paused_sections() == 0) return recv(socket_, into.data(), into.size(), 0);
+    static const bool spin = cores_allowed() >= 2;
+    if (paused_sections() == 0 || !spin) return recv(socket_, into.data(), into.size(), 0);
     for (;;) {
       const ssize_t got = recv(socket_, into.data(), into.size(), MSG_DONTWAIT);
       if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return got;
