@@ -77,6 +77,16 @@ def require_graded_build(build_dir: Path) -> None:
             f"a build folder configured without it, or turn it off: cmake -B {build_dir} -DKIT_ONE_PROCESS=OFF")
 
 
+def require_built(build_dir: Path, labs: list[str]) -> None:
+    """Refuses a build folder where a lab's reference test program was never built: the self-check grades it."""
+    unbuilt = [lab for lab in labs if not binary_path(build_dir, lab, "reference").is_file()]
+    if unbuilt:
+        raise ConfigError(
+            f"{build_dir} holds no built test program for {', '.join(unbuilt)}: the self-check grades the reference "
+            f"builds there. Build the labs first (make build, or cmake -S . -B {build_dir} && cmake --build "
+            f"{build_dir}), then run it again.")
+
+
 def binary_path(build_dir: Path, lab: str, variant: str) -> Path:
     return build_dir / lab / target_name(lab, variant)
 

@@ -448,8 +448,9 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     _sandbox_for(untrusted=False, no_sandbox=args.no_sandbox)  # the grading runs exactly as a TA's would
     build_dir = Path(args.build_dir).resolve()
     build.require_graded_build(build_dir)
-    lock = GpuLock(list_gpus()[0].key)
     configs = [load_lab(lab) for lab in (args.lab or list_labs())]
+    build.require_built(build_dir, [config.name for config in configs])
+    lock = GpuLock(list_gpus()[0].key)
     # NoGpu here, before the variants are compiled for nothing.
     with tempfile.TemporaryDirectory(prefix="kit-gpu-probe-") as folder:
         reference = build.binary_path(build_dir, configs[0].name, "reference")
