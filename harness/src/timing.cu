@@ -497,6 +497,7 @@ Measurement time_work(const TimedWork& work, const TimingOptions& options) {
     std::fflush(stdout);
     FAIL(run.failure);
   }
+  confirm_bounds(m);
   report(m);
   return m;
 }
@@ -534,6 +535,48 @@ std::string implausibility(const Measurement& m) {
              "work. Every call must do the whole work.";
   }
   return "";
+}
+
+const Measurement& slowest_stage(const std::vector<Measurement>& stages) {
+  if (stages.empty()) throw std::invalid_argument("slowest_stage: a pipeline with no stages");
+  return *std::max_element(stages.begin(), stages.end(), [](const Measurement& a, const Measurement& b) {
+    return a.timing.median_s < b.timing.median_s;
+  });
+}
+
+namespace {
+Ceiling stage_ceiling(const Measurement& slowest) {
+  return {"slowest stage alone (" + slowest.name + ")", slowest.rate(), true};
+}
+}  // namespace
+
+Ceiling slowest_stage_bound(const std::vector<Measurement>& stages,
+                            std::function<std::vector<Measurement>()> time_stages) {
+  Ceiling bound = stage_ceiling(slowest_stage(stages));
+  bound.measure_again = [best = stages, time_stages = std::move(time_stages)]() mutable {
+    const std::vector<Measurement> again = time_stages();
+    if (again.size() != best.size())
+      throw std::logic_error("slowest_stage_bound: the stages timed again are not the stages timed first");
+    for (std::size_t i = 0; i < best.size(); ++i)
+      if (again[i].timing.median_s < best[i].timing.median_s) best[i] = again[i];
+    return stage_ceiling(slowest_stage(best));
+  };
+  return bound;
+}
+
+void confirm_bounds(Measurement& m, int attempts) {
+  for (int attempt = 0; attempt < attempts && !implausibility(m).empty(); ++attempt)
+    for (Ceiling& ceiling : m.ceilings) {
+      if (!ceiling.bound || !ceiling.measure_again || m.rate() / ceiling.rate <= m.ceiling_margin) continue;
+      Ceiling again = ceiling.measure_again();
+      std::printf("[bound] %s beat %s (%.1f %s): measured it again: %s at %.1f\n", m.name.c_str(),
+                  ceiling.name.c_str(), ceiling.rate, m.unit_name().c_str(), again.name.c_str(), again.rate);
+      if (again.rate > ceiling.rate) {
+        ceiling.name = std::move(again.name);
+        ceiling.rate = again.rate;
+      }
+    }
+  std::fflush(stdout);
 }
 
 void report(const Measurement& m) {

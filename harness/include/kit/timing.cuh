@@ -117,6 +117,10 @@ struct Ceiling {
   // device-to-device copy), the arithmetic units, the best library. Not a peer
   // that a good kernel may beat (a naive kernel, a sequential version).
   bool bound = false;
+  // Optional, for a bound: measures it again and returns it (its name may change, as "the slowest
+  // stage" may be another stage the second time). A measurement that beats the bound has it
+  // measured again before it is called implausible (confirm_bounds).
+  std::function<Ceiling()> measure_again;
 };
 
 // One set of a work's buffers: a call on them, what it writes, and how its inputs are made and
@@ -233,6 +237,20 @@ std::vector<T> gather(const T* data, const std::vector<std::size_t>& positions) 
 // Why a measurement is faster than a bound ceiling allows ("" when it is not):
 // its rate above measurement.ceiling_margin x the ceiling's.
 std::string implausibility(const Measurement& measurement);
+
+// A pipeline's stages, each timed alone on the whole work: overlap hides the other stages behind
+// the slowest and cannot make that one faster, so the slowest stage alone bounds the pipeline.
+const Measurement& slowest_stage(const std::vector<Measurement>& stages);
+// That bound as a ceiling, measured again with `time_stages` (the same stages in the same order)
+// before a pipeline that beats it is called implausible, each stage keeping its faster timing.
+Ceiling slowest_stage_bound(const std::vector<Measurement>& stages,
+                            std::function<std::vector<Measurement>()> time_stages);
+
+// Where the measurement beats a bound ceiling that can be measured again, measures it again, at
+// most `attempts` times, and keeps the higher rate: noise only ever slows a measurement, so one
+// slow measurement of the bound (a PCIe copy that a moment of contention slowed) must not fail a
+// correct run as faster than the hardware. A run that really beats the bound still beats it.
+void confirm_bounds(Measurement& measurement, int attempts = 2);
 
 // Prints one line for the student and appends a "timing" record for the grader;
 // fails the test case when the measurement is implausible.

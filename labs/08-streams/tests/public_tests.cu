@@ -86,6 +86,31 @@ TEST_CASE("run_pipeline: a dataset larger than the budget with device memory hel
 // ---------------------------------------------------------------------------
 // Timing: the stages alone, the sequential baselines, and the pipeline.
 
+// Each stage alone, on the whole dataset at once: copy in, compute, copy out.
+std::vector<kit::Measurement> time_stages(cufftComplex* pinned_in, cufftComplex* pinned_out, std::size_t signals,
+                                          int n, std::size_t bytes, const kit::TimingOptions& options) {
+  kit::Measurement copy_in{"stage_copy_in", {}, static_cast<double>(bytes), kit::RateUnit::GBps};
+  kit::Measurement compute{"stage_compute", {}, static_cast<double>(bytes), kit::RateUnit::GBps};
+  kit::Measurement copy_out{"stage_copy_out", {}, static_cast<double>(bytes), kit::RateUnit::GBps};
+  kit::DeviceBuffer<float> d_all(2 * signals * n);
+  auto* d_data = reinterpret_cast<cufftComplex*>(d_all.data());
+  cufftHandle plan = 0;
+  CUFFT_CHECK(cufftPlan1d(&plan, n, CUFFT_C2C, static_cast<int>(signals)));
+  copy_in.timing = kit::time_device_work(
+      [&] { CUDA_CHECK(cudaMemcpyAsync(d_data, pinned_in, bytes, cudaMemcpyHostToDevice, nullptr)); }, options);
+  compute.timing = kit::time_device_work(
+      [&] {
+        launch_apply_window(d_data, signals, n, nullptr);
+        kit::remote::synchronize(nullptr);  // the window runs in your code's process; the transform waits for it
+        CUFFT_CHECK(cufftExecC2C(plan, d_data, d_data, CUFFT_FORWARD));
+      },
+      options);
+  copy_out.timing = kit::time_device_work(
+      [&] { CUDA_CHECK(cudaMemcpyAsync(pinned_out, d_data, bytes, cudaMemcpyDeviceToHost, nullptr)); }, options);
+  cufftDestroy(plan);
+  return {copy_in, compute, copy_out};
+}
+
 TEST_CASE("run_pipeline timing: a large dataset against its stages and the sequential baselines" * KIT_TIMING) {
   const int n = fft_n();
   const std::size_t budget = static_cast<std::size_t>(kit::param_int("budget_mib")) * kMiB;
@@ -126,28 +151,8 @@ TEST_CASE("run_pipeline timing: a large dataset against its stages and the seque
     pinned_out = own_out->data();
   }
 
-  // Each stage alone, on the whole dataset at once.
-  kit::Measurement copy_in{"stage_copy_in", {}, static_cast<double>(bytes), kit::RateUnit::GBps};
-  kit::Measurement compute{"stage_compute", {}, static_cast<double>(bytes), kit::RateUnit::GBps};
-  kit::Measurement copy_out{"stage_copy_out", {}, static_cast<double>(bytes), kit::RateUnit::GBps};
-  {
-    kit::DeviceBuffer<float> d_all(2 * samples);
-    auto* d_data = reinterpret_cast<cufftComplex*>(d_all.data());
-    cufftHandle plan = 0;
-    CUFFT_CHECK(cufftPlan1d(&plan, n, CUFFT_C2C, static_cast<int>(signals)));
-    copy_in.timing = kit::time_device_work(
-        [&] { CUDA_CHECK(cudaMemcpyAsync(d_data, pinned_in, bytes, cudaMemcpyHostToDevice, nullptr)); }, options);
-    compute.timing = kit::time_device_work(
-        [&] {
-          launch_apply_window(d_data, signals, n, nullptr);
-          kit::remote::synchronize(nullptr);  // the window runs in your code's process; the transform waits for it
-          CUFFT_CHECK(cufftExecC2C(plan, d_data, d_data, CUFFT_FORWARD));
-        },
-        options);
-    copy_out.timing = kit::time_device_work(
-        [&] { CUDA_CHECK(cudaMemcpyAsync(pinned_out, d_data, bytes, cudaMemcpyDeviceToHost, nullptr)); }, options);
-    cufftDestroy(plan);
-  }
+  const auto time_all_stages = [&] { return time_stages(pinned_in, pinned_out, signals, n, bytes, options); };
+  const std::vector<kit::Measurement> stages = time_all_stages();
 
   // The sequential baselines, then the pipeline, all within the same budget.
   kit::Measurement sequential_pageable{"sequential_pageable", {}, static_cast<double>(bytes), kit::RateUnit::GBps};
@@ -158,11 +163,9 @@ TEST_CASE("run_pipeline timing: a large dataset against its stages and the seque
         kit::time_device_work([&] { baseline.run(in_samples, out_samples, signals); }, options);
     sequential_pinned.timing = kit::time_device_work([&] { baseline.run(pinned_in, pinned_out, signals); }, options);
   }
-  const kit::Measurement* slowest = &copy_in;
-  for (const kit::Measurement* stage : {&compute, &copy_out})
-    if (stage->timing.median_s > slowest->timing.median_s) slowest = stage;
-  for (const kit::Measurement* m : {&copy_in, &compute, &copy_out, &sequential_pageable, &sequential_pinned})
-    kit::report(*m);
+  const kit::Measurement* slowest = &kit::slowest_stage(stages);
+  for (const kit::Measurement& stage : stages) kit::report(stage);
+  for (const kit::Measurement* m : {&sequential_pageable, &sequential_pinned}) kit::report(*m);
 
   // The pipeline. Every timed call gets the dataset repeated from a new, random base signal;
   // the harness checks that every sample of the output is written each time, and after calls
@@ -181,8 +184,10 @@ TEST_CASE("run_pipeline timing: a large dataset against its stages and the seque
     last_at_return = h_out.floats()[2 * samples - 1];  // the caller may read h_out the moment it returns
   };
   work.work_per_call = static_cast<double>(bytes);
-  // A pipeline overlaps its stages, so it cannot be faster than the slowest of them alone.
-  work.ceilings = {{"slowest stage alone (" + slowest->name + ")", slowest->rate(), true},
+  // A pipeline overlaps its stages, so it cannot be faster than the slowest of them alone. Five
+  // samples of a PCIe copy can come out slow together; a pipeline that beats the bound has the
+  // stages timed again, and each keeps its faster timing, before it is called implausible.
+  work.ceilings = {kit::slowest_stage_bound(stages, time_all_stages),
                    {"sequential with pinned memory", sequential_pinned.rate()},
                    {"sequential with pageable memory", sequential_pageable.rate()}};
   work.outputs = {kit::Output::host("h_out", h_out.floats(), 2 * samples)};  // NaN: no spectrum holds one

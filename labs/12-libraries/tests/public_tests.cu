@@ -157,8 +157,9 @@ TEST_CASE("run_pipeline timing: a large dataset against the stages alone and one
 
   // Each stage alone, on the whole dataset at once: your Part 1-3 functions
   // with the test's own plans and handle, on the legacy default stream.
-  kit::Measurement copy_in = rate("stage_copy_in"), compute = rate("stage_compute"), copy_out = rate("stage_copy_out");
-  {
+  const auto time_stages = [&] {
+    kit::Measurement copy_in = rate("stage_copy_in"), compute = rate("stage_compute"),
+                     copy_out = rate("stage_copy_out");
     kit::DeviceBuffer<float> d_frames(signals * n), d_filtered(signals * n), d_beams(beam_count * n), d_rms(beam_count),
         d_weights(inputs.weights);
     kit::DeviceBuffer<cufftComplex> d_spectra(signals * bins), d_response(inputs.response);
@@ -194,7 +195,9 @@ TEST_CASE("run_pipeline timing: a large dataset against the stages alone and one
           CUDA_CHECK(cudaMemcpyAsync(data.rms(), d_rms.data(), d_rms.bytes(), cudaMemcpyDeviceToHost, nullptr));
         },
         options);
-  }
+    return std::vector<kit::Measurement>{copy_in, compute, copy_out};
+  };
+  const std::vector<kit::Measurement> stages = time_stages();
 
   // The same pipeline with a single stream: every step of a batch waits for the one before.
   kit::Measurement one_stream = rate("one_stream");
@@ -206,10 +209,9 @@ TEST_CASE("run_pipeline timing: a large dataset against the stages alone and one
         [&] { run_pipeline(pipeline.get(), data.in(), data.beams(), data.rms(), frames); }, options);
   }
 
-  const kit::Measurement* slowest = &copy_in;
-  for (const kit::Measurement* stage : {&compute, &copy_out})
-    if (stage->timing.median_s > slowest->timing.median_s) slowest = stage;
-  for (const kit::Measurement* m : {&copy_in, &compute, &copy_out, &one_stream}) kit::report(*m);
+  const kit::Measurement* slowest = &kit::slowest_stage(stages);
+  for (const kit::Measurement& stage : stages) kit::report(stage);
+  kit::report(one_stream);
 
   // The pipeline, guarded: its outputs poisoned before every call and checked after it, random calls
   // compared with the CPU reference on whole frames drawn at random after the call. The input stays the
@@ -221,8 +223,9 @@ TEST_CASE("run_pipeline timing: a large dataset against the stages alone and one
   work.name = "pipelined";
   work.call = [&] { run_pipeline(pipeline.get(), data.in(), data.beams(), data.rms(), frames); };
   work.work_per_call = static_cast<double>(in_bytes);
-  work.ceilings = {{"slowest stage alone (" + slowest->name + ")", slowest->rate(), true},
-                   {"one stream", one_stream.rate()}};
+  // Five samples of a PCIe copy can come out slow together: a pipeline that beats the bound has the stages
+  // timed again, and each keeps its faster timing, before it is called implausible.
+  work.ceilings = {kit::slowest_stage_bound(stages, time_stages), {"one stream", one_stream.rate()}};
   work.outputs = {kit::Output::host("the beams", data.beams(), beam_count * n),  // NaN: no beam holds one
                   kit::Output::host("the RMS values", data.rms(), beam_count)};
   work.verify = [&](const kit::Call& call) {
