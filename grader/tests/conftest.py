@@ -123,3 +123,10 @@ def lab01():
 def needs_cuda_toolchain():
     return pytest.mark.skipif(shutil.which("nvcc") is None or shutil.which("cmake") is None,
                               reason="needs nvcc and cmake to build a submission")
+
+
+def grading_lock():
+    """The grader's lock on the GPU the test programs use, as `grader grade` takes it: a test that grades on a GPU
+    machine then never times beside a self-check or another grading there, which would skew both."""
+    from grader.gpulock import GpuLock, list_gpus
+    return GpuLock(list_gpus()[0].key)

@@ -19,7 +19,7 @@ from grader.config import load_lab
 from grader.errors import NoGpu
 from grader.grade import build_reference, grade_submission
 from grader.run.schedule import time_reference
-from grader.tests.conftest import needs_cuda_toolchain
+from grader.tests.conftest import grading_lock, needs_cuda_toolchain
 
 # Of the lab's performance points: run-to-run noise between two gradings of the same slow kernel through the
 # judge/runner path. Measured on an H200 on 2026-11-26: 3.88 and 4.19 of 15 points (2.1%), where 2% was set.
@@ -283,14 +283,15 @@ def _grade(config, tmp_path: Path, name: str, source: str, reference=None):
     folder = tmp_path / name.replace(" ", "-")
     folder.mkdir()
     (folder / config.student_files[0]).write_text(source)
-    return grade_submission(config, folder, tmp_path / f"{folder.name}-work", reference=reference)
+    return grade_submission(config, folder, tmp_path / f"{folder.name}-work", reference=reference,
+                            lock=grading_lock())
 
 
 def _reference(config, tmp_path: Path):
     """The reference's timing, taken once for all of a test's gradings (each would otherwise build and time it)."""
     build_dir = tmp_path / "reference-build"
     assert build.configure(config, build_dir, None).ok
-    return time_reference(config, build_reference(config, build_dir), tmp_path / "reference-run")
+    return time_reference(config, build_reference(config, build_dir), tmp_path / "reference-run", grading_lock())
 
 
 def _performance(results: dict) -> float:

@@ -13,7 +13,7 @@ import pytest
 from grader.config import load_lab
 from grader.errors import NoGpu
 from grader.grade import grade_submission
-from grader.tests.conftest import REPO, needs_cuda_toolchain
+from grader.tests.conftest import REPO, grading_lock, needs_cuda_toolchain
 
 BROKEN = """\
 #include "kit/cuda_check.cuh"
@@ -30,7 +30,7 @@ def test_compile_error_gives_valid_results_with_the_compiler_message(lab01, tmp_
     submission = tmp_path / "submission-in"
     submission.mkdir()
     (submission / "vector_add.cu").write_text(BROKEN)
-    graded = grade_submission(lab01, submission, tmp_path / "work")
+    graded = grade_submission(lab01, submission, tmp_path / "work", lock=grading_lock())
     results = graded.results
     assert results["score"] == 0
     # The questions graded by hand are listed with no score; every other entry scores 0.
@@ -63,7 +63,8 @@ def test_cli_writes_results_for_a_compile_error(tmp_path: Path):
 @pytest.mark.skipif(not (REPO / "solutions").is_dir(), reason="the student release has no reference to grade")
 def test_submission_that_compiles_is_graded_or_reports_no_gpu(lab01, tmp_path: Path):
     try:
-        graded = grade_submission(lab01, REPO / "solutions/01-vector-add", tmp_path / "work", with_reference=False)
+        graded = grade_submission(lab01, REPO / "solutions/01-vector-add", tmp_path / "work", with_reference=False,
+                                  lock=grading_lock())
     except NoGpu as error:
         assert str(error)  # the reason CUDA gave, e.g. no driver
         return
@@ -95,7 +96,7 @@ def test_a_forged_clock_is_refused_at_the_link_with_its_reason(lab01, tmp_path: 
     submission = tmp_path / "submission-in"
     submission.mkdir()
     (submission / "vector_add.cu").write_text(FORGED_CLOCK)
-    results = grade_submission(lab01, submission, tmp_path / "work").results
+    results = grade_submission(lab01, submission, tmp_path / "work", lock=grading_lock()).results
     assert results["score"] == 0
     assert "clock_gettime" in results["output"] and "libc.so.6" in results["output"]
 
@@ -143,7 +144,7 @@ def test_a_forbidden_library_hidden_from_intake_is_refused_at_the_link(tmp_path:
     submission = tmp_path / "submission-in"
     submission.mkdir()
     (submission / "reduction.cu").write_text(CUB_HIDDEN_FROM_INTAKE)
-    results = grade_submission(load_lab("05-reduction"), submission, tmp_path / "work").results
+    results = grade_submission(load_lab("05-reduction"), submission, tmp_path / "work", lock=grading_lock()).results
     assert results["score"] == 0
     assert "did not compile" in results["output"], results["output"]  # intake let it through; the link did not
     assert ("reduction.cu: 'cub::DeviceReduce::Sum<...>(...)': lab 05-reduction does not allow CUB"
