@@ -303,6 +303,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     shown = public_name(config)
     phases: dict[str, list[float]] = {}
     cases: dict[str, dict[str, list[float]]] = {}
+    measurements: dict[str, dict[str, list[float]]] = {}
     by_kind: dict[str, list[float]] = {}
     perf: dict[str, float] = {}
     for student, result in results.items():
@@ -314,6 +315,11 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         for case, seconds in extra.get("case_s", {}).items():
             for part, value in seconds.items():
                 cases.setdefault(shown.get(case, case), {}).setdefault(part, []).append(value)
+        for case, records in extra.get("timings", {}).items():
+            for record in records:
+                if "took_s" in record:
+                    measurements.setdefault(shown.get(case, case), {}).setdefault(record["name"], []).append(
+                        record["took_s"])
         by_kind.setdefault(kinds[student].split(" ")[0], []).append(result["score"])
         perf[student] = sum(t["score"] for t in result["tests"] if t["name"].startswith("performance"))
     references = [results[s]["score"] for s, k in kinds.items() if k == "reference" and s in results]
@@ -323,6 +329,11 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         # Where the GPU-side time goes, the costliest case first: "run" is the whole program, "test" the case.
         "cases_s": dict(sorted(((case, {part: _stats(v) for part, v in parts.items()}) for case, parts in cases.items()),
                                key=lambda item: -item[1]["run"]["sum"])),
+        # Inside each timing case, what each measurement took in all (warm-up, samples, inputs, checks), the
+        # costliest first: the rest of the case's "test" time is its set-up, and ceilings it does not report.
+        "measurements_s": {case: dict(sorted(((name, _stats(v)) for name, v in took.items()),
+                                             key=lambda item: -item[1]["sum"]))
+                           for case, took in measurements.items()},
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
         "references_full_marks": f"{sum(s >= config.autograded_points for s in references)}/{len(references)}",
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),

@@ -73,6 +73,22 @@ def test_the_analysis_sums_phases_and_cases(lab01, tmp_path: Path):
     assert report["scores_by_kind"]["wrong"]["mean"] == 40.0
 
 
+def test_the_analysis_shows_what_each_measurement_of_a_timing_case_took(lab01, tmp_path: Path):
+    case = "vector add timing: kernel on device-resident vectors"
+    for student, took in (("s0", 0.4), ("s1", 0.6)):
+        folder = tmp_path / student
+        folder.mkdir()
+        records = [{"name": "copy ceiling", "median_s": 1e-4, "took_s": 0.1},
+                   {"name": "vector_add_kernel", "median_s": 3e-4, "took_s": took},
+                   {"name": "from an older harness", "median_s": 3e-4}]
+        (folder / "results.json").write_text(json.dumps({"score": 85.0, "tests": [],
+                                                         "extra_data": {"timings": {case: records}}}))
+    report = class_bench.analyse(lab01, {"s0": "reference", "s1": "reference"}, tmp_path)
+    took = report["measurements_s"][case]
+    assert list(took) == ["vector_add_kernel", "copy ceiling"]  # the costliest first; no took_s, not shown
+    assert took["vector_add_kernel"]["sum"] == 1.0 and took["copy ceiling"]["mean"] == 0.1
+
+
 def test_the_report_numbers_hidden_tests_instead_of_naming_them(lab01, tmp_path: Path):
     hidden = next(t.name for t in lab01.tests if t.hidden)
     folder = tmp_path / "s0"

@@ -250,6 +250,7 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
   if (options.warmup < 0 || options.repeats < 1)
     throw std::invalid_argument("timing needs timing_warmup >= 0 and timing_repeats >= 1");
   using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
   remote::TimedSection section;
   CacheFlush flush;
   GuardedRun run;
@@ -356,6 +357,7 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
           std::max((batched[i] - alone[i]) / (batch - 1) - run.timing.path_overhead_s, 0.0));
   }
   run.timing.median_s = median(run.timing.samples_s);
+  run.timing.took_s = std::chrono::duration<double>(Clock::now() - started).count();
   return run;
 }
 
@@ -610,6 +612,7 @@ void report(const Measurement& m) {
   record.add("ceiling_names", names).add("ceiling_rates", rates).add("ceiling_bounds", bounds);
   if (!bounds.empty()) record.add("ceiling_margin", m.ceiling_margin);
   if (m.timing.path_overhead_s > 0) record.add("path_overhead_s", m.timing.path_overhead_s);
+  if (m.timing.took_s > 0) record.add("took_s", m.timing.took_s);
   record.add("batch_calls", static_cast<long long>(m.timing.batch_calls));
   record.add("guarded", m.guarded)
       .add("verified_samples", std::vector<double>(m.verified_samples.begin(), m.verified_samples.end()))

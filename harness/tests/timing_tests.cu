@@ -254,6 +254,10 @@ TEST_CASE("harness: a rate above the margin times a bound ceiling is flagged") {
   const kit::Ceiling copy = kit::copy_ceiling(static_cast<std::size_t>(work.work_per_call), o);
   const kit::GuardedRun run = kit::run_guarded(work, o);
   REQUIRE(run.failure == "");
+  // What the whole measurement cost (the class bench reads it): at least its samples, each a call's time or less.
+  double sampled_s = 0.0;
+  for (const double sample : run.timing.samples_s) sampled_s += sample;
+  CHECK(run.timing.took_s >= sampled_s);
   // The same run, claiming to move 4 times the bytes it moved (as a call that does a quarter of the work would).
   kit::Measurement m{"double_kernel", run.timing, 4.0 * work.work_per_call, kit::RateUnit::GBps};
   m.ceilings = {copy};
