@@ -157,10 +157,9 @@ __global__ void combine_values_kernel(const int* bin, const float* within, std::
 // takes a fraction of a millisecond, so the harness may make several sets of the bytes and
 // counters and time several calls in a row, each on its own set.
 void time_bytes(const ByteKernel& kernel, const std::string& uniform_measurement,
-                const std::string& one_value_measurement) {
+                const std::string& one_value_measurement, const kit::TimingOptions& options) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_n"));
   const auto count = static_cast<std::size_t>(n);
-  const auto options = kit::TimingOptions::from_params();
   const std::string look_at = kernel.look_at;
 
   // `fill` writes a call's bytes into the set's data.
@@ -229,15 +228,19 @@ void time_bytes(const ByteKernel& kernel, const std::string& uniform_measurement
 }  // namespace
 
 TEST_CASE("histogram timing: global atomics on 2^28 bytes uniform and all of one value" * KIT_TIMING) {
-  time_bytes(global(), "histogram_global", "one_value_global");
+  kit::TimingOptions long_calls = kit::TimingOptions::from_params();  // fewer of them (lab.toml says why)
+  long_calls.warmup = static_cast<int>(kit::param_int("global_timing_warmup"));
+  long_calls.repeats = static_cast<int>(kit::param_int("global_timing_repeats"));
+  time_bytes(global(), "histogram_global", "one_value_global", long_calls);
 }
 
 TEST_CASE("histogram timing: shared-memory counters on 2^28 bytes uniform and all of one value" * KIT_TIMING) {
-  time_bytes(shared(), "histogram_shared", "one_value_shared");
+  time_bytes(shared(), "histogram_shared", "one_value_shared", kit::TimingOptions::from_params());
 }
 
 TEST_CASE("histogram timing: warp-aggregated counters on 2^28 bytes uniform and all of one value" * KIT_TIMING) {
-  time_bytes(warp_aggregated(), "histogram_warp_aggregated", "one_value_warp_aggregated");
+  time_bytes(warp_aggregated(), "histogram_warp_aggregated", "one_value_warp_aggregated",
+             kit::TimingOptions::from_params());
 }
 
 // Every timed call gets new floats, made on the GPU: a bin and a place within it (at least
