@@ -86,6 +86,23 @@ def timing_sizes(config: LabConfig) -> dict[str, object]:
             if key.startswith("timing_") and key not in _NOT_SIZES and not key.startswith(_NOT_SIZE_PREFIXES)}
 
 
+def fewer_calls(config: LabConfig, params: dict[str, object]) -> list[str]:
+    """The measurements timed on counts of their own, `<word>_timing_repeats` (and `<word>_timing_warmup`, else
+    the lab's): those whose names contain the word, as "`vector_add_host`: of 5 after 3"."""
+    exceptions = []
+    for key, repeats in params.items():
+        if not key.endswith("_timing_repeats"):
+            continue
+        word = key.removesuffix("_timing_repeats")
+        names = [spec.measurement for spec in config.perf if word in spec.measurement]
+        if not names:
+            raise HandoutError(f"{config.name}: [params] {key} names no measurement: the timing counts it sets apply "
+                               f"to the [[perf]] measurements whose names contain '{word}', and none does")
+        warmup = params.get(f"{word}_timing_warmup", params.get("timing_warmup", 0))
+        exceptions.append(f"{_names(names)}: of {repeats} after {warmup}")
+    return exceptions
+
+
 def _requires(spec: PerfSpec) -> str:
     if spec.requires == ("*",):
         return "every correctness test"
@@ -218,8 +235,9 @@ def generate(config: LabConfig) -> str:
             text = "Timing (`[params]` in `lab.toml`):"
             if "timing_repeats" in params:
                 text += (f" each measurement is the median of {params['timing_repeats']} timed calls after "
-                         f"{_calls(params.get('timing_warmup', 0), 'warm-up call')}, each call on new inputs")
-                text += ";" if sizes else "."
+                         f"{_calls(params.get('timing_warmup', 0), 'warm-up call')}")
+                text += "".join(f" ({exception})" for exception in fewer_calls(config, params))
+                text += ", each call on new inputs" + (";" if sizes else ".")
             if sizes:
                 text += " " + ", ".join(f"`{key}` = {_size(key, value)}" for key, value in sizes.items()) + "."
             lines += _wrap(text)

@@ -174,6 +174,21 @@ def test_a_config_change_the_handout_misses_fails_the_check(lab: Path, where, ol
     assert [p for p in _problems(lab) if "differs" in p] == []
 
 
+def test_measurements_timed_on_counts_of_their_own_are_named_with_them(lab: Path):
+    _edit(lab / "labs/50-toy/lab.toml", "timing_repeats = 3", "timing_repeats = 3\nhost_timing_repeats = 7")
+    [difference] = _problems(lab)
+    assert "make handouts" in difference
+    assert handouts.write(load_lab("50-toy", lab))
+    flat = " ".join((lab / "labs/50-toy/README.md").read_text().split())
+    assert "median of 3 timed calls after 1 warm-up call (`toy_host`: of 7 after 1), each call on new inputs" in flat
+    _edit(lab / "labs/50-toy/lab.toml", "host_timing_repeats = 7", "host_timing_repeats = 7\nhost_timing_warmup = 2")
+    assert handouts.write(load_lab("50-toy", lab))
+    assert "(`toy_host`: of 7 after 2)" in " ".join((lab / "labs/50-toy/README.md").read_text().split())
+    _edit(lab / "labs/50-toy/lab.toml", "host_timing_repeats = 7", "hots_timing_repeats = 7")
+    with pytest.raises(handouts.HandoutError, match="hots_timing_repeats names no measurement"):
+        handouts.write(load_lab("50-toy", lab))
+
+
 def test_an_item_scored_over_its_stages_states_its_own_rule_beside_the_labs(lab: Path):
     _edit(lab / "labs/50-toy/lab.toml", 'requires = ["toy:*"]\n',
           'requires = ["toy:*"]\nover_slowest_of = ["toy_host"]\nfull_at = 1.1\nzero_at = 1.5\nfalloff = "linear"\n')
