@@ -93,9 +93,19 @@ def pace_line(lab: str, entry: dict, students: int) -> str:
 
 
 def composition(n: int, wrong: int) -> list[str]:
-    """The kinds of N submissions: about 1 in 5 wrong, 1 in 20 slow, 1 in 50 the skeleton, 1 in 100 each broken
-    way (1 in 200 never ends: each costs its time limits in GPU time), the rest the reference; each kind at
-    least once while N allows."""
+    """The kinds of N submissions. A class of CLASS_SIZE or more: about 1 in 5 wrong, 1 in 20 slow, 1 in 50 the
+    skeleton, 1 in 100 each broken way (1 in 200 never ends: each costs its time limits in GPU time), the rest the
+    reference; each kind, and each wrong variant, at least once. A smaller class is an even sample of the class of
+    CLASS_SIZE, so that its time a student, times CLASS_SIZE, estimates that class's (issue 19 counts a run of 20
+    so): a class of 20 made of one of each kind would be two thirds wrong or broken, and cheaper or dearer a
+    student than a real class."""
+    if n >= CLASS_SIZE:
+        return _whole_class(n, wrong)
+    whole = _whole_class(CLASS_SIZE, wrong)
+    return [whole[i * CLASS_SIZE // n] for i in range(n)]
+
+
+def _whole_class(n: int, wrong: int) -> list[str]:
     shares = [("compile-error", n // 100), ("forbidden", n // 100), ("skeleton", n // 50), ("faults", n // 100),
               ("never-ends", n // 200), ("slow", n // 20)] + [(f"wrong-{i}", 0) for i in range(wrong)]
     kinds = ["reference"]

@@ -39,8 +39,15 @@ def test_a_run_is_held_to_the_class_target_at_its_pace():
         "01-vector-add: 4.0 s a student, so 800 s for a class of 200 on this machine: OVER the 600 s target"
 
 
-def test_a_small_class_still_has_one_of_each_while_it_can():
-    assert class_bench.composition(3, wrong=2) == ["reference", "compile-error", "forbidden"]
+def test_a_smaller_class_is_an_even_sample_of_the_class_of_200():
+    # Lab 05 has 20 wrong variants: one of each kind would make a class of 20 13 wrong and 1 reference.
+    kinds = class_bench.composition(20, wrong=20)
+    assert len(kinds) == 20 and kinds[0] == "reference"
+    assert kinds.count("reference") == 14 and sum(k.startswith("wrong-") for k in kinds) == 4
+    assert kinds.count("slow") == 1
+    assert class_bench.composition(200, wrong=20)[::10] == kinds
+    assert class_bench.composition(1, wrong=2) == ["reference"]
+    assert len(class_bench.composition(400, wrong=4)) == 400  # larger classes keep their own shares
 
 
 @pytest.mark.parametrize("kind, expected", [
