@@ -77,8 +77,16 @@ def require_graded_build(build_dir: Path) -> None:
             f"a build folder configured without it, or turn it off: cmake -B {build_dir} -DKIT_ONE_PROCESS=OFF")
 
 
+def require_configured(build_dir: Path) -> None:
+    """Refuses a folder CMake never configured: the self-check and the journey build their variants in it."""
+    if not (build_dir / "CMakeCache.txt").is_file():
+        raise ConfigError(f"{build_dir} is not a build folder (no CMakeCache.txt): build the labs first (make build, "
+                          f"or cmake -S . -B {build_dir} && cmake --build {build_dir}), then run this again.")
+
+
 def require_built(build_dir: Path, labs: list[str]) -> None:
     """Refuses a build folder where a lab's reference test program was never built: the self-check grades it."""
+    require_configured(build_dir)
     unbuilt = [lab for lab in labs if not binary_path(build_dir, lab, "reference").is_file()]
     if unbuilt:
         raise ConfigError(

@@ -496,6 +496,7 @@ def cmd_journey(args: argparse.Namespace) -> int:
         return 2
     build_dir = Path(args.build_dir).resolve()
     build.require_graded_build(build_dir)
+    build.require_configured(build_dir)
     started = time.monotonic()
     problems = journey.build_steps(config, build_dir)
     if problems:
