@@ -77,11 +77,15 @@ def require_graded_build(build_dir: Path) -> None:
             f"a build folder configured without it, or turn it off: cmake -B {build_dir} -DKIT_ONE_PROCESS=OFF")
 
 
+def _build_first(build_dir: Path) -> str:
+    return f"Build the labs first (make build, or cmake -S . -B {build_dir} && cmake --build {build_dir}), then run " \
+           "this again."
+
+
 def require_configured(build_dir: Path) -> None:
     """Refuses a folder CMake never configured: the self-check and the journey build their variants in it."""
     if not (build_dir / "CMakeCache.txt").is_file():
-        raise ConfigError(f"{build_dir} is not a build folder (no CMakeCache.txt): build the labs first (make build, "
-                          f"or cmake -S . -B {build_dir} && cmake --build {build_dir}), then run this again.")
+        raise ConfigError(f"{build_dir} is not a build folder (no CMakeCache.txt). {_build_first(build_dir)}")
 
 
 def require_built(build_dir: Path, labs: list[str]) -> None:
@@ -89,10 +93,8 @@ def require_built(build_dir: Path, labs: list[str]) -> None:
     require_configured(build_dir)
     unbuilt = [lab for lab in labs if not binary_path(build_dir, lab, "reference").is_file()]
     if unbuilt:
-        raise ConfigError(
-            f"{build_dir} holds no built test program for {', '.join(unbuilt)}: the self-check grades the reference "
-            f"builds there. Build the labs first (make build, or cmake -S . -B {build_dir} && cmake --build "
-            f"{build_dir}), then run it again.")
+        raise ConfigError(f"{build_dir} holds no built test program for {', '.join(unbuilt)}: the self-check grades "
+                          f"the reference builds there. {_build_first(build_dir)}")
 
 
 def binary_path(build_dir: Path, lab: str, variant: str) -> Path:

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import build
+from grader import build, cli
+from grader.config import ConfigError
 from grader.proc import ProcessResult
 
 
@@ -27,3 +28,19 @@ def test_configure_and_build_run_at_the_lowest_cpu_priority(lab01, commands, tmp
     assert len(commands) == 3
     for command in commands:  # a timing beside a class's builds must not wait behind a compiler
         assert command[:4] == ["nice", "-n", "19", "cmake"], command
+
+
+def test_the_self_check_and_the_journey_say_what_to_build_first(tmp_path: Path, capsys):
+    folder = tmp_path / "build"
+    (folder / "01-vector-add").mkdir(parents=True)
+    (folder / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE:STRING=Release\n")
+    (folder / "01-vector-add" / build.target_name("01-vector-add", "reference")).write_text("")
+    with pytest.raises(ConfigError, match="no built test program for 07-transpose: .*make build"):
+        build.require_built(folder, ["01-vector-add", "07-transpose"])
+    build.require_built(folder, ["01-vector-add"])
+    assert cli.main(["selfcheck", "--build-dir", str(folder), "--lab", "08-streams", "--no-sandbox"]) == 2
+    assert "no built test program for 08-streams" in capsys.readouterr().err
+    for command in ("selfcheck", "journey"):
+        lab = "04-tiled-matmul"
+        assert cli.main([command, "--build-dir", str(tmp_path / "nothing"), "--lab", lab, "--no-sandbox"]) == 2
+        assert "is not a build folder (no CMakeCache.txt). Build the labs first" in capsys.readouterr().err

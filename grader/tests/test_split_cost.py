@@ -68,21 +68,6 @@ def test_the_self_check_and_the_journey_refuse_a_one_process_build(tmp_path: Pat
         assert "grading never does" in capsys.readouterr().err
 
 
-def test_the_self_check_says_which_labs_are_not_built_yet(tmp_path: Path, capsys):
-    folder = _cache(tmp_path / "build", "OFF")
-    (folder / "01-vector-add").mkdir()
-    (folder / "01-vector-add" / build.target_name("01-vector-add", "reference")).write_text("")
-    with pytest.raises(ConfigError, match="no built test program for 07-transpose: .*make build"):
-        build.require_built(folder, ["01-vector-add", "07-transpose"])
-    build.require_built(folder, ["01-vector-add"])
-    assert cli.main(["selfcheck", "--build-dir", str(folder), "--lab", "08-streams", "--no-sandbox"]) == 2
-    assert "no built test program for 08-streams" in capsys.readouterr().err
-    for command in ("selfcheck", "journey"):
-        lab = "04-tiled-matmul"
-        assert cli.main([command, "--build-dir", str(tmp_path / "nothing"), "--lab", lab, "--no-sandbox"]) == 2
-        assert "is not a build folder (no CMakeCache.txt)" in capsys.readouterr().err
-
-
 def test_a_one_process_configure_writes_the_lab_unsplit_and_no_call_glue(tmp_path: Path):
     config = load_lab("05-reduction")
     buildinfo.write(config, tmp_path / "graded")

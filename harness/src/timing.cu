@@ -566,8 +566,9 @@ Ceiling slowest_stage_bound(const std::vector<Measurement>& stages,
   return bound;
 }
 
-void confirm_bounds(Measurement& m, int attempts) {
-  for (int attempt = 0; attempt < attempts && !implausibility(m).empty(); ++attempt)
+void confirm_bounds(Measurement& m) {
+  constexpr int kAttempts = 2;
+  for (int attempt = 0; attempt < kAttempts && !implausibility(m).empty(); ++attempt)
     for (Ceiling& ceiling : m.ceilings) {
       if (!ceiling.bound || !ceiling.measure_again || m.rate() / ceiling.rate <= m.ceiling_margin) continue;
       Ceiling again = ceiling.measure_again();

@@ -249,11 +249,11 @@ const Measurement& slowest_stage(const std::vector<Measurement>& stages);
 Ceiling slowest_stage_bound(const std::vector<Measurement>& stages,
                             std::function<std::vector<Measurement>()> time_stages);
 
-// Where the measurement beats a bound ceiling that can be measured again, measures it again, at
-// most `attempts` times, and keeps the higher rate: noise only ever slows a measurement, so one
-// slow measurement of the bound (a PCIe copy that a moment of contention slowed) must not fail a
-// correct run as faster than the hardware. A run that really beats the bound still beats it.
-void confirm_bounds(Measurement& measurement, int attempts = 2);
+// Where the measurement beats a bound ceiling that can be measured again, measures it again, twice
+// at most, and keeps the higher rate: noise only ever slows a measurement, so one slow measurement
+// of the bound (a PCIe copy that a moment of contention slowed) must not fail a correct run as
+// faster than the hardware. A run that really beats the bound still beats it.
+void confirm_bounds(Measurement& measurement);
 
 // Prints one line for the student and appends a "timing" record for the grader;
 // fails the test case when the measurement is implausible.
