@@ -56,8 +56,15 @@ class MismatchLog {
       first_.push_back({index, expected, got});
     }
   }
+  // Counts `count` more mismatches, `unwritten` of them never written, without showing any: those
+  // an output compared in full on the GPU found beyond the few shown.
+  void add_unshown(std::size_t count, std::size_t unwritten) {
+    count_ += count;
+    unwritten_ += unwritten;
+  }
   bool ok() const { return count_ == 0; }
   std::size_t count() const { return count_; }
+  std::size_t unwritten() const { return unwritten_; }
   // What the student reads: the input, the seed (seed_text(), so never the grader's), how many are wrong and
   // why, the first few.
   std::string message(const std::string& what, const CaseContext& context) const;

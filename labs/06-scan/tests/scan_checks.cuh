@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "kit/kit.cuh"
 #include "scan.cuh"
+#include "scan_on_device.cuh"
 #include "scan_reference.hpp"
 
 namespace scan_checks {
@@ -108,31 +110,72 @@ inline bool expect_float_scan(const std::vector<float>& got, const FloatReferenc
   return kit::expect_within(got, ref.sum, allowed_error(ref), context);
 }
 
-// Elements compared at random positions where an output is too large to compare in
-// full (a timed call's, the hidden large float scan); every element is still checked
-// for the poison.
-inline std::size_t check_samples() { return static_cast<std::size_t>(kit::param_int("check_samples")); }
+// The report on an output the GPU found wrong (tally.wrong elements, the first at tally.first).
+// `log_window(got, positions, log)` logs the elements at `positions` (a window from the first wrong
+// one) that the CPU reference finds wrong: they are the ones shown, and a second opinion on the
+// GPU's verdict; the GPU's count gives the rest.
+constexpr std::size_t kReportWindow = 4096;
 
-// A scan of `size` elements in device memory, d_out, against the scan of the
-// inputs that `rng` makes (those kit::fill_uniform_floats / fill_uniform_ints
-// wrote), at check_samples() positions drawn at random after the call and at both
-// ends (kit::sample_positions says why a sample is enough). Floats within the
-// same per-element tolerance as expect_float_scan, ints exactly; a wrong element
-// is reported by its place in the whole output (kit::expect_within_at).
-inline bool expect_float_scan_sampled(const float* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
-                                      const kit::CaseContext& context) {
-  const auto positions = kit::sample_positions(size, check_samples());
-  const FloatReference ref = float_reference_at(rng, size, positions, kind);
-  return kit::expect_within_at(kit::gather(d_out, positions), ref.sum, allowed_error(ref), positions, size, context);
+template <class T, class LogWindow>
+bool report_wrong_scan(const T* d_out, std::size_t size, const scan_on_device::Tally& tally, LogWindow log_window,
+                       const kit::CaseContext& context) {
+  const auto first = static_cast<std::size_t>(tally.first);
+  std::vector<std::size_t> positions(std::min(size, first + kReportWindow) - first);
+  std::iota(positions.begin(), positions.end(), first);
+  kit::detail::MismatchLog log(size);
+  log_window(kit::gather(d_out, positions), positions, log);
+  if (log.count() == 0 || log.count() > tally.wrong) {
+    FAIL_CHECK("The test's two references disagree about the output for input: "
+               << context.input << " (" << kit::seed_text() << "): the exact scan on the GPU finds " << tally.wrong
+               << " wrong elements, the first at index " << first << ", and the CPU finds " << log.count()
+               << " from there. That is a fault in the lab's tests, not in your code: tell your TA, with this "
+                  "message.");
+    return false;
+  }
+  // An Output may be poisoned, so it holds a writable pointer; count_unwritten only reads it.
+  const std::size_t unwritten = kit::count_unwritten(kit::Output::device("out", const_cast<T*>(d_out), size));
+  log.add_unshown(static_cast<std::size_t>(tally.wrong) - log.count(), unwritten - log.unwritten());
+  return log.report("result", context);
 }
 
-inline bool expect_int_scan_sampled(const int* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
-                                    const kit::CaseContext& context) {
-  const auto positions = kit::sample_positions(size, check_samples());
-  const std::vector<int> ref = int_reference_at(rng, size, positions, kind);
-  // Exact: an int and its difference from another are exact in double.
-  return kit::expect_close_at(kit::gather(d_out, positions), std::vector<double>(ref.begin(), ref.end()), positions,
-                              size, kit::Tolerance{}, context);
+// A scan of `size` elements in device memory, d_out, against the exact scan of the inputs that
+// `rng` makes (those kit::fill_uniform_floats / fill_uniform_ints wrote), every element compared on
+// the GPU (scan_on_device.cuh): floats within the same per-element tolerance as expect_float_scan,
+// ints exactly. For outputs too large to make again on the CPU after every call: a timed call's,
+// the hidden three-level scan's.
+inline bool expect_float_scan_on_device(const float* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                        const kit::CaseContext& context) {
+  static_assert(kFloatLow == -1.0f && kFloatHigh == 1.0f,
+                "scan_on_device's sums are exact for inputs in [-1, 1] only (scan_reference.hpp, FloatSums)");
+  const scan_on_device::Tally tally = scan_on_device::compare_scan<float, double2>(
+      d_out, size, scan_on_device::FloatTerms{kit::UniformFloatAt(rng, kFloatLow, kFloatHigh)},
+      scan_on_device::FloatWrong{kind, path_gamma()});
+  if (tally.wrong == 0) return true;
+  return report_wrong_scan(
+      d_out, size, tally,
+      [&](const std::vector<float>& got, const std::vector<std::size_t>& positions, kit::detail::MismatchLog& log) {
+        const FloatReference ref = float_reference_at(rng, size, positions, kind);
+        kit::detail::log_outside(got, ref.sum, allowed_error(ref), [&](std::size_t i) { return positions[i]; }, log);
+      },
+      context);
+}
+
+inline bool expect_int_scan_on_device(const int* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                      const kit::CaseContext& context) {
+  const scan_on_device::Tally tally = scan_on_device::compare_scan<int, long long>(
+      d_out, size, scan_on_device::IntTerms{rng.seed(), kIntLow, kit::detail::int_span(kIntLow, kIntHigh)},
+      scan_on_device::IntWrong{kind});
+  if (tally.wrong == 0) return true;
+  return report_wrong_scan(
+      d_out, size, tally,
+      [&](const std::vector<int>& got, const std::vector<std::size_t>& positions, kit::detail::MismatchLog& log) {
+        const std::vector<int> ref = int_reference_at(rng, size, positions, kind);
+        // Exact: an int and its difference from another are exact in double.
+        kit::detail::log_outside(
+            got, std::vector<double>(ref.begin(), ref.end()), [](std::size_t) { return 0.0; },
+            [&](std::size_t i) { return positions[i]; }, log);
+      },
+      context);
 }
 
 // Poisoned elements after every output: more than a whole section or tile of most designs.
@@ -285,16 +328,20 @@ inline bool check_add_offsets(int n, const std::string& input, std::size_t guard
          right && offsets_kept;
 }
 
-// The whole scan on integers: exact.
+// The whole scan on integers: exact. The inputs are made on the GPU and every element is compared
+// there (expect_int_scan_on_device): the three-level lengths are a quarter of a gigabyte.
 inline bool check_int_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements(),
                            Design design = Design::MultiBlock) {
-  const std::vector<int> x = int_inputs(n, "int " + kind_name(kind) + " " + std::to_string(n));
+  const auto count = static_cast<std::size_t>(n);
+  const kit::Rng rng = kit::Rng::for_case("int " + kind_name(kind) + " " + std::to_string(n));
   const std::string what = input + ", " + kind_name(kind) + " scan of ints";
-  const auto run = run_on_device(
-      x,
-      [kind, design](const int* d_in, int* d_out, int count) { launch_whole_scan(kind, d_in, d_out, count, design); },
-      guard, {what, look_at_guard(design)});
-  return kit::expect_equal(run.out, int_reference(x, kind), {what, look_at(design)}) && run.guard_untouched;
+  kit::DeviceBuffer<int> d_in(count);
+  kit::GuardedBuffer<int> d_out(count, guard);
+  kit::fill_uniform_ints(d_in.data(), count, rng, kIntLow, kIntHigh);
+  launch_whole_scan(kind, d_in.data(), d_out.data(), n, design);
+  CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
+  const bool right = expect_int_scan_on_device(d_out.data(), count, kind, rng, {what, look_at(design)});
+  return d_out.expect_guard_untouched({what, look_at_guard(design)}) && right;
 }
 
 // The whole scan on floats: within the path tolerance.
@@ -312,12 +359,11 @@ inline bool check_float_scan(int n, Kind kind, const std::string& input, std::si
   return expect_float_scan(run.out, float_reference(x, kind), {what, look_at(design)}) && run.guard_untouched;
 }
 
-// check_float_scan for a length too large to make, copy and compare in full on the CPU
-// in every submission's run: the same inputs, written on the GPU; every element must be
-// written (the poison, counted on the GPU), the values right at sampled positions
-// (expect_float_scan_sampled), and the guard untouched.
-inline bool check_float_scan_sampled(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements(),
-                                     Design design = Design::MultiBlock) {
+// check_float_scan for a length too large to make, copy and compare in full on the CPU in every
+// submission's run: the same inputs, written on the GPU, and every element compared there
+// (expect_float_scan_on_device: an element never written is wrong there too); then the guard.
+inline bool check_float_scan_on_device(int n, Kind kind, const std::string& input,
+                                       std::size_t guard = guard_elements(), Design design = Design::MultiBlock) {
   const auto count = static_cast<std::size_t>(n);
   const kit::Rng rng = kit::Rng::for_case(float_stream(n, kind));
   const std::string what = input + ", " + kind_name(kind) + " scan of floats";
@@ -326,14 +372,8 @@ inline bool check_float_scan_sampled(int n, Kind kind, const std::string& input,
   kit::fill_uniform_floats(d_in.data(), count, rng, kFloatLow, kFloatHigh);
   launch_whole_scan(kind, d_in.data(), d_out.data(), n, design);
   CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
-  const std::size_t unwritten = kit::count_unwritten(kit::Output::device("out", d_out.data(), count));
-  CHECK_MESSAGE(unwritten == 0, "Wrong result for input: "
-                                    << what << " (" << kit::seed_text() << ").\n"
-                                    << unwritten << " of the " << count << " elements of out were never written "
-                                    << "(they still hold the poison the test put there before the call).\nLook at: "
-                                    << look_at(design));
-  const bool right = expect_float_scan_sampled(d_out.data(), count, kind, rng, {what, look_at(design)});
-  return d_out.expect_guard_untouched({what, look_at_guard(design)}) && right && unwritten == 0;
+  const bool right = expect_float_scan_on_device(d_out.data(), count, kind, rng, {what, look_at(design)});
+  return d_out.expect_guard_untouched({what, look_at_guard(design)}) && right;
 }
 
 }  // namespace scan_checks

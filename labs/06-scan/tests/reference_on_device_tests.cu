@@ -1,0 +1,74 @@
+// The exact scan on the GPU (scan_on_device.cuh), checked against the CPU reference
+// (scan_reference.hpp): the large checks and every timed call's are only as good as it is. Small
+// parts make the carry from part to part run many times.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "kit/kit.cuh"
+#include "scan_on_device.cuh"
+#include "scan_reference.hpp"
+
+using namespace scan_reference;
+
+namespace {
+
+// The CPU's float scan rounded to float is within u = 2^-24 of each exact sum, so inside an
+// allowance of 2u times the magnitudes; one element moved by 1000 is far outside it (the
+// magnitudes here stay below 2^22, so the allowance below 1).
+constexpr double kGamma = 0x1.0p-23;
+std::vector<float> rounded(const FloatReference& ref) {
+  return std::vector<float>(ref.sum.begin(), ref.sum.end());
+}
+
+template <class T, class Term, class TermAt, class Wrong>
+scan_on_device::Tally compare(const std::vector<T>& out, TermAt term_at, Wrong wrong, std::size_t part) {
+  const kit::DeviceBuffer<T> d_out(out);
+  return scan_on_device::compare_scan<T, Term>(d_out.data(), out.size(), term_at, wrong, part);
+}
+
+}  // namespace
+
+TEST_CASE("scan reference: the exact scan made on the GPU finds the CPU's scan right and one wrong element wrong") {
+  const kit::Rng rng(62);
+  // 1, a prime, and a length not a multiple of any part size below; parts of 1000 and 2^16 elements
+  // carry sums across many parts, parts of 2^24 across none.
+  for (const std::size_t count : {std::size_t{1}, std::size_t{1000003}, (std::size_t{3} << 20) + 7})
+    for (const std::size_t part : {std::size_t{1000}, std::size_t{1} << 16, scan_on_device::kPartElements})
+      for (const Kind kind : {Kind::Inclusive, Kind::Exclusive}) {
+        CAPTURE(count);
+        CAPTURE(part);
+        CAPTURE(kind == Kind::Inclusive);
+        const std::size_t moved = count / 2;  // the element made wrong
+
+        const scan_on_device::IntTerms int_terms{rng.seed(), -100, kit::detail::int_span(-100, 100)};
+        const scan_on_device::IntWrong int_wrong{kind};
+        std::vector<int> ints = int_reference(rng.uniform_ints(count, -100, 100), kind);
+        const auto int_right = compare<int, long long>(ints, int_terms, int_wrong, part);
+        CHECK(int_right.wrong == 0);
+        ints[moved] += 1;
+        const auto int_off = compare<int, long long>(ints, int_terms, int_wrong, part);
+        CHECK(int_off.wrong == 1);
+        CHECK(int_off.first == moved);
+
+        const scan_on_device::FloatTerms float_terms{kit::UniformFloatAt(rng, -1.0f, 1.0f)};
+        const scan_on_device::FloatWrong float_wrong{kind, kGamma};
+        std::vector<float> floats = rounded(float_reference(rng.uniform_floats(count, -1.0f, 1.0f), kind));
+        const auto float_right = compare<float, double2>(floats, float_terms, float_wrong, part);
+        CHECK(float_right.wrong == 0);
+        floats[moved] += 1000.0f;
+        const auto float_off = compare<float, double2>(floats, float_terms, float_wrong, part);
+        CHECK(float_off.wrong == 1);
+        CHECK(float_off.first == moved);
+      }
+}
+
+TEST_CASE("scan reference: the exact scan made on the GPU finds every element of an unwritten output wrong") {
+  const kit::Rng rng(63);
+  const std::size_t count = 100003;
+  const auto tally = compare<float, double2>(kit::poisoned_vector<float>(count),
+                                             scan_on_device::FloatTerms{kit::UniformFloatAt(rng, -1.0f, 1.0f)},
+                                             scan_on_device::FloatWrong{Kind::Inclusive, kGamma}, 4096);
+  CHECK(tally.wrong == count);
+  CHECK(tally.first == 0);
+}

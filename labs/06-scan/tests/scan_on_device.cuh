@@ -1,0 +1,156 @@
+// Lab 06's reference for scans too large to make again on the CPU after every call (a timed
+// call's gigabyte, the hidden three-level scan): the exact scan of the same generated inputs, made
+// on the GPU, and every element of an output compared with it there.
+//
+// The tests may use CUB, which the lab forbids students: this code runs in the judge, never beside
+// student code. It is checked against the CPU reference (scan_reference.hpp) on many lengths in
+// reference_on_device_tests.cu, and scan_checks.cuh asks the CPU reference again about the first
+// wrong elements before it reports them.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include "kit/grid_stride.cuh"
+#include "kit/kit.cuh"
+#include "scan_reference.hpp"
+
+namespace scan_on_device {
+
+using scan_reference::Kind;
+
+// The terms a reference adds up for input element i. For floats: its value and its magnitude, in
+// double. Both sums are exact for these inputs (scan_reference.hpp's FloatSums says why), so the
+// order CUB adds them in changes no bit, and they equal the CPU's FloatSums.
+struct FloatTerms {
+  kit::UniformFloatAt x;
+  __host__ __device__ double2 operator()(std::size_t i) const {
+    const double value = x(i);
+    return make_double2(value, fabs(value));
+  }
+};
+
+// For ints: the value in 64 bits, the CPU's IntSums.
+struct IntTerms {
+  std::uint64_t seed;
+  int low;
+  std::uint64_t span;
+  __host__ __device__ long long operator()(std::size_t i) const {
+    return kit::detail::uniform_int(kit::detail::random_bits(seed, i), low, span);
+  }
+};
+
+struct AddTerms {
+  __host__ __device__ double2 operator()(const double2& a, const double2& b) const {
+    return make_double2(a.x + b.x, a.y + b.y);
+  }
+  __host__ __device__ long long operator()(long long a, long long b) const { return a + b; }
+};
+
+// A float output element is wrong when it is not within gamma times the sum of the magnitudes it
+// adds of the exact sum: scan_checks.cuh's allowed_error, element by element. The poison, a NaN,
+// is never within.
+struct FloatWrong {
+  Kind kind;
+  double gamma;
+  __device__ bool operator()(float got, const double2& inclusive, const double2& own) const {
+    const double expected = kind == Kind::Inclusive ? inclusive.x : inclusive.x - own.x;
+    return !(fabs(static_cast<double>(got) - expected) <= gamma * inclusive.y);
+  }
+};
+
+// An int output element is wrong unless it is the exact sum.
+struct IntWrong {
+  Kind kind;
+  __device__ bool operator()(int got, long long inclusive, long long own) const {
+    return static_cast<long long>(got) != (kind == Kind::Inclusive ? inclusive : inclusive - own);
+  }
+};
+
+// What the comparison found: how many elements are wrong, and the first of them (kNoIndex when
+// none is).
+constexpr unsigned long long kNoIndex = ~0ull;
+
+struct Tally {
+  unsigned long long wrong = 0;
+  unsigned long long first = kNoIndex;
+};
+
+namespace detail {
+
+// Elements [begin, begin + count) of the output against the inclusive sums `scanned` of their own
+// part, each added to `carry`, the sums of every element before the part.
+template <class T, class Term, class TermAt, class Wrong>
+__global__ void compare_part_kernel(const T* got, std::size_t begin, std::size_t count, const Term* scanned,
+                                    const Term* carry, TermAt term_at, Wrong wrong, Tally* tally) {
+  unsigned long long mine = 0, first = kNoIndex;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t k = begin + i;
+    if (wrong(got[k], AddTerms{}(*carry, scanned[i]), term_at(k))) {
+      ++mine;
+      if (k < first) first = k;
+    }
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    mine += __shfl_down_sync(0xFFFFFFFFu, mine, offset);
+    const unsigned long long other = __shfl_down_sync(0xFFFFFFFFu, first, offset);
+    if (other < first) first = other;
+  }
+  if (threadIdx.x % 32 == 0 && mine > 0) {
+    atomicAdd(&tally->wrong, mine);
+    atomicMin(&tally->first, first);
+  }
+}
+
+// carry += the last inclusive sum of the part just compared.
+template <class Term>
+__global__ void advance_carry_kernel(Term* carry, const Term* last) {
+  *carry = AddTerms{}(*carry, *last);
+}
+
+}  // namespace detail
+
+// Elements of a part scanned at once: 16 Mi terms (256 MiB of double2) of scratch, whatever the
+// output's length.
+constexpr std::size_t kPartElements = std::size_t{1} << 24;
+
+// Compares every element of got[0, count) with the inclusive scan of term_at(0), term_at(1), ...
+// through `wrong`, part by part: CUB scans a part's terms, made on the GPU as the CPU makes the
+// inputs (never read from the call's input, which the runner could have changed), and one kernel
+// compares the part with them, each sum carried over from the parts before. Waits for the GPU.
+template <class T, class Term, class TermAt, class Wrong>
+Tally compare_scan(const T* got, std::size_t count, TermAt term_at, Wrong wrong,
+                   std::size_t part_elements = kPartElements) {
+  Tally tally;
+  if (count == 0) return tally;
+  const std::size_t part = std::min(count, part_elements);
+  kit::DeviceBuffer<Term> scanned(part), carry(1);
+  kit::DeviceBuffer<Tally> d_tally(std::vector<Tally>{tally});
+  CUDA_CHECK(cudaMemset(carry.data(), 0, carry.bytes()));
+  const auto terms_from = [&](std::size_t begin) {
+    return thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(begin), term_at);
+  };
+  std::size_t scratch_bytes = 0;
+  CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, scratch_bytes, terms_from(0), scanned.data(), AddTerms{},
+                                            static_cast<int>(part)));
+  kit::DeviceBuffer<unsigned char> scratch(std::max<std::size_t>(scratch_bytes, 1));
+  for (std::size_t begin = 0; begin < count; begin += part) {
+    const std::size_t items = std::min(part, count - begin);
+    CUDA_CHECK(cub::DeviceScan::InclusiveScan(scratch.data(), scratch_bytes, terms_from(begin), scanned.data(),
+                                              AddTerms{}, static_cast<int>(items)));
+    detail::compare_part_kernel<<<kit::detail::grid_for(items), kit::detail::kGridStrideBlock>>>(
+        got, begin, items, scanned.data(), carry.data(), term_at, wrong, d_tally.data());
+    CUDA_CHECK_LAUNCH();
+    detail::advance_carry_kernel<<<1, 1>>>(carry.data(), scanned.data() + (items - 1));
+    CUDA_CHECK_LAUNCH();
+  }
+  return d_tally.download().front();
+}
+
+}  // namespace scan_on_device
