@@ -14,17 +14,36 @@
 #include "kit/grid_stride.cuh"
 
 namespace kit {
+
+// Where a condition holds: how many indices, and the first of them.
+struct Found {
+  unsigned long long count;
+  unsigned long long first;  // kNotFound when count is 0
+};
+constexpr unsigned long long kNotFound = ~0ull;
+
 namespace detail {
 
-// A per-thread count, a warp sum, one atomic per warp.
+// A per-thread count and first index, a warp's sum and minimum, one pair of atomics per warp that
+// found any.
 template <class Condition>
-__global__ void count_where_kernel(std::size_t count, Condition holds, unsigned long long* result) {
-  unsigned long long mine = 0;
+__global__ void find_where_kernel(std::size_t count, Condition holds, Found* result) {
+  unsigned long long mine = 0, first = kNotFound;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    mine += holds(i) ? 1 : 0;
-  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xFFFFFFFFu, mine, offset);
-  if (threadIdx.x % 32 == 0 && mine > 0) atomicAdd(result, mine);
+    if (holds(i)) {
+      ++mine;
+      if (i < first) first = i;
+    }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    mine += __shfl_down_sync(0xFFFFFFFFu, mine, offset);
+    const unsigned long long other = __shfl_down_sync(0xFFFFFFFFu, first, offset);
+    if (other < first) first = other;
+  }
+  if (threadIdx.x % 32 == 0 && mine > 0) {
+    atomicAdd(&result->count, mine);
+    atomicMin(&result->first, first);
+  }
 }
 
 template <class T, class ElementAt>
@@ -142,16 +161,23 @@ std::vector<unsigned> count_bins_on_device(std::size_t count, int bins, const Bi
   return counts.download();
 }
 
-// How many indices i in [0, count) `holds(i)` is true for. `holds` is a functor with a
-// `__device__ bool operator()(std::size_t i) const` that reads device memory only.
+// Where in [0, count) `holds(i)` is true: how many indices, and the first (the check of an output
+// compared in full on the GPU, which reports its first wrong elements). `holds` is a functor with a
+// `__device__ bool operator()(std::size_t i) const` that reads device memory only. Waits for the GPU.
+template <class Condition>
+Found find_where(std::size_t count, const Condition& holds) {
+  const Found none{0, kNotFound};
+  if (count == 0) return none;
+  DeviceBuffer<Found> result(std::vector<Found>{none});
+  detail::find_where_kernel<<<detail::grid_for(count), detail::kGridStrideBlock>>>(count, holds, result.data());
+  CUDA_CHECK_LAUNCH();
+  return result.download().front();
+}
+
+// How many indices i in [0, count) `holds(i)` is true for (find_where's count).
 template <class Condition>
 std::size_t count_where(std::size_t count, const Condition& holds) {
-  if (count == 0) return 0;
-  DeviceBuffer<unsigned long long> result(1);
-  CUDA_CHECK(cudaMemset(result.data(), 0, result.bytes()));
-  detail::count_where_kernel<<<detail::grid_for(count), detail::kGridStrideBlock>>>(count, holds, result.data());
-  CUDA_CHECK_LAUNCH();
-  return static_cast<std::size_t>(result.download()[0]);
+  return static_cast<std::size_t>(find_where(count, holds).count);
 }
 
 }  // namespace kit

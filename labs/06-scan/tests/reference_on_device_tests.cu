@@ -22,7 +22,7 @@ std::vector<float> rounded(const FloatReference& ref) {
 }
 
 template <class T, class Term, class TermAt, class Wrong>
-scan_on_device::Tally compare(const std::vector<T>& out, TermAt term_at, Wrong wrong, std::size_t part) {
+kit::Found compare(const std::vector<T>& out, TermAt term_at, Wrong wrong, std::size_t part) {
   const kit::DeviceBuffer<T> d_out(out);
   return scan_on_device::compare_scan<T, Term>(d_out.data(), out.size(), term_at, wrong, part);
 }
@@ -45,20 +45,20 @@ TEST_CASE("scan reference: the exact scan made on the GPU finds the CPU's scan r
         const scan_on_device::IntWrong int_wrong{kind};
         std::vector<int> ints = int_reference(rng.uniform_ints(count, -100, 100), kind);
         const auto int_right = compare<int, long long>(ints, int_terms, int_wrong, part);
-        CHECK(int_right.wrong == 0);
+        CHECK(int_right.count == 0);
         ints[moved] += 1;
         const auto int_off = compare<int, long long>(ints, int_terms, int_wrong, part);
-        CHECK(int_off.wrong == 1);
+        CHECK(int_off.count == 1);
         CHECK(int_off.first == moved);
 
         const scan_on_device::FloatTerms float_terms{kit::UniformFloatAt(rng, -1.0f, 1.0f)};
         const scan_on_device::FloatWrong float_wrong{kind, kGamma};
         std::vector<float> floats = rounded(float_reference(rng.uniform_floats(count, -1.0f, 1.0f), kind));
         const auto float_right = compare<float, double2>(floats, float_terms, float_wrong, part);
-        CHECK(float_right.wrong == 0);
+        CHECK(float_right.count == 0);
         floats[moved] += 1000.0f;
         const auto float_off = compare<float, double2>(floats, float_terms, float_wrong, part);
-        CHECK(float_off.wrong == 1);
+        CHECK(float_off.count == 1);
         CHECK(float_off.first == moved);
       }
 }
@@ -66,9 +66,9 @@ TEST_CASE("scan reference: the exact scan made on the GPU finds the CPU's scan r
 TEST_CASE("scan reference: the exact scan made on the GPU finds every element of an unwritten output wrong") {
   const kit::Rng rng(63);
   const std::size_t count = 100003;
-  const auto tally = compare<float, double2>(kit::poisoned_vector<float>(count),
+  const auto found = compare<float, double2>(kit::poisoned_vector<float>(count),
                                              scan_on_device::FloatTerms{kit::UniformFloatAt(rng, -1.0f, 1.0f)},
                                              scan_on_device::FloatWrong{Kind::Inclusive, kGamma}, 4096);
-  CHECK(tally.wrong == count);
-  CHECK(tally.first == 0);
+  CHECK(found.count == count);
+  CHECK(found.first == 0);
 }

@@ -110,23 +110,23 @@ inline bool expect_float_scan(const std::vector<float>& got, const FloatReferenc
   return kit::expect_within(got, ref.sum, allowed_error(ref), context);
 }
 
-// The report on an output the GPU found wrong (tally.wrong elements, the first at tally.first).
+// The report on an output the GPU found wrong (wrong.count elements, the first at wrong.first).
 // `log_window(got, positions, log)` logs the elements at `positions` (a window from the first wrong
 // one) that the CPU reference finds wrong: they are the ones shown, and a second opinion on the
 // GPU's verdict; the GPU's count gives the rest.
 constexpr std::size_t kReportWindow = 4096;
 
 template <class T, class LogWindow>
-bool report_wrong_scan(const T* d_out, std::size_t size, const scan_on_device::Tally& tally, LogWindow log_window,
+bool report_wrong_scan(const T* d_out, std::size_t size, const kit::Found& wrong, LogWindow log_window,
                        const kit::CaseContext& context) {
-  const auto first = static_cast<std::size_t>(tally.first);
+  const auto first = static_cast<std::size_t>(wrong.first);
   std::vector<std::size_t> positions(std::min(size, first + kReportWindow) - first);
   std::iota(positions.begin(), positions.end(), first);
   kit::detail::MismatchLog log(size);
   log_window(kit::gather(d_out, positions), positions, log);
-  if (log.count() == 0 || log.count() > tally.wrong) {
+  if (log.count() == 0 || log.count() > wrong.count) {
     FAIL_CHECK("The test's two references disagree about the output for input: "
-               << context.input << " (" << kit::seed_text() << "): the exact scan on the GPU finds " << tally.wrong
+               << context.input << " (" << kit::seed_text() << "): the exact scan on the GPU finds " << wrong.count
                << " wrong elements, the first at index " << first << ", and the CPU finds " << log.count()
                << " from there. That is a fault in the lab's tests, not in your code: tell your TA, with this "
                   "message.");
@@ -134,7 +134,7 @@ bool report_wrong_scan(const T* d_out, std::size_t size, const scan_on_device::T
   }
   // An Output may be poisoned, so it holds a writable pointer; count_unwritten only reads it.
   const std::size_t unwritten = kit::count_unwritten(kit::Output::device("out", const_cast<T*>(d_out), size));
-  log.add_unshown(static_cast<std::size_t>(tally.wrong) - log.count(), unwritten - log.unwritten());
+  log.add_unshown(static_cast<std::size_t>(wrong.count) - log.count(), unwritten - log.unwritten());
   return log.report("result", context);
 }
 
@@ -147,12 +147,12 @@ inline bool expect_float_scan_on_device(const float* d_out, std::size_t size, Ki
                                         const kit::CaseContext& context) {
   static_assert(kFloatLow == -1.0f && kFloatHigh == 1.0f,
                 "scan_on_device's sums are exact for inputs in [-1, 1] only (scan_reference.hpp, FloatSums)");
-  const scan_on_device::Tally tally = scan_on_device::compare_scan<float, double2>(
+  const kit::Found wrong = scan_on_device::compare_scan<float, double2>(
       d_out, size, scan_on_device::FloatTerms{kit::UniformFloatAt(rng, kFloatLow, kFloatHigh)},
       scan_on_device::FloatWrong{kind, path_gamma()});
-  if (tally.wrong == 0) return true;
+  if (wrong.count == 0) return true;
   return report_wrong_scan(
-      d_out, size, tally,
+      d_out, size, wrong,
       [&](const std::vector<float>& got, const std::vector<std::size_t>& positions, kit::detail::MismatchLog& log) {
         const FloatReference ref = float_reference_at(rng, size, positions, kind);
         kit::detail::log_outside(got, ref.sum, allowed_error(ref), [&](std::size_t i) { return positions[i]; }, log);
@@ -162,12 +162,12 @@ inline bool expect_float_scan_on_device(const float* d_out, std::size_t size, Ki
 
 inline bool expect_int_scan_on_device(const int* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
                                       const kit::CaseContext& context) {
-  const scan_on_device::Tally tally = scan_on_device::compare_scan<int, long long>(
+  const kit::Found wrong = scan_on_device::compare_scan<int, long long>(
       d_out, size, scan_on_device::IntTerms{rng.seed(), kIntLow, kit::detail::int_span(kIntLow, kIntHigh)},
       scan_on_device::IntWrong{kind});
-  if (tally.wrong == 0) return true;
+  if (wrong.count == 0) return true;
   return report_wrong_scan(
-      d_out, size, tally,
+      d_out, size, wrong,
       [&](const std::vector<int>& got, const std::vector<std::size_t>& positions, kit::detail::MismatchLog& log) {
         const std::vector<int> ref = int_reference_at(rng, size, positions, kind);
         // Exact: an int and its difference from another are exact in double.

@@ -16,7 +16,7 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-#include "kit/grid_stride.cuh"
+#include "kit/device_count.cuh"
 #include "kit/kit.cuh"
 #include "scan_reference.hpp"
 
@@ -72,41 +72,22 @@ struct IntWrong {
   }
 };
 
-// What the comparison found: how many elements are wrong, and the first of them (kNoIndex when
-// none is).
-constexpr unsigned long long kNoIndex = ~0ull;
-
-struct Tally {
-  unsigned long long wrong = 0;
-  unsigned long long first = kNoIndex;
-};
-
 namespace detail {
 
-// Elements [begin, begin + count) of the output against the inclusive sums `scanned` of their own
+// Whether element begin + i of the output is wrong, against the inclusive sums `scanned` of its
 // part, each added to `carry`, the sums of every element before the part.
 template <class T, class Term, class TermAt, class Wrong>
-__global__ void compare_part_kernel(const T* got, std::size_t begin, std::size_t count, const Term* scanned,
-                                    const Term* carry, TermAt term_at, Wrong wrong, Tally* tally) {
-  unsigned long long mine = 0, first = kNoIndex;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t k = begin + i;
-    if (wrong(got[k], AddTerms{}(*carry, scanned[i]), term_at(k))) {
-      ++mine;
-      if (k < first) first = k;
-    }
+struct WrongInPart {
+  const T* got;
+  std::size_t begin;
+  const Term* scanned;
+  const Term* carry;
+  TermAt term_at;
+  Wrong wrong;
+  __device__ bool operator()(std::size_t i) const {
+    return wrong(got[begin + i], AddTerms{}(*carry, scanned[i]), term_at(begin + i));
   }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    mine += __shfl_down_sync(0xFFFFFFFFu, mine, offset);
-    const unsigned long long other = __shfl_down_sync(0xFFFFFFFFu, first, offset);
-    if (other < first) first = other;
-  }
-  if (threadIdx.x % 32 == 0 && mine > 0) {
-    atomicAdd(&tally->wrong, mine);
-    atomicMin(&tally->first, first);
-  }
-}
+};
 
 // carry += the last inclusive sum of the part just compared.
 template <class Term>
@@ -122,16 +103,16 @@ constexpr std::size_t kPartElements = std::size_t{1} << 24;
 
 // Compares every element of got[0, count) with the inclusive scan of term_at(0), term_at(1), ...
 // through `wrong`, part by part: CUB scans a part's terms, made on the GPU as the CPU makes the
-// inputs (never read from the call's input, which the runner could have changed), and one kernel
-// compares the part with them, each sum carried over from the parts before. Waits for the GPU.
+// inputs (never read from the call's input, which the runner could have changed), and
+// kit::find_where compares the part with them, each sum carried over from the parts before.
+// Returns how many elements are wrong, and the first. Waits for the GPU.
 template <class T, class Term, class TermAt, class Wrong>
-Tally compare_scan(const T* got, std::size_t count, TermAt term_at, Wrong wrong,
-                   std::size_t part_elements = kPartElements) {
-  Tally tally;
-  if (count == 0) return tally;
+kit::Found compare_scan(const T* got, std::size_t count, TermAt term_at, Wrong wrong,
+                        std::size_t part_elements = kPartElements) {
+  kit::Found found{0, kit::kNotFound};
+  if (count == 0) return found;
   const std::size_t part = std::min(count, part_elements);
   kit::DeviceBuffer<Term> scanned(part), carry(1);
-  kit::DeviceBuffer<Tally> d_tally(std::vector<Tally>{tally});
   CUDA_CHECK(cudaMemset(carry.data(), 0, carry.bytes()));
   const auto terms_from = [&](std::size_t begin) {
     return thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(begin), term_at);
@@ -144,13 +125,14 @@ Tally compare_scan(const T* got, std::size_t count, TermAt term_at, Wrong wrong,
     const std::size_t items = std::min(part, count - begin);
     CUDA_CHECK(cub::DeviceScan::InclusiveScan(scratch.data(), scratch_bytes, terms_from(begin), scanned.data(),
                                               AddTerms{}, static_cast<int>(items)));
-    detail::compare_part_kernel<<<kit::detail::grid_for(items), kit::detail::kGridStrideBlock>>>(
-        got, begin, items, scanned.data(), carry.data(), term_at, wrong, d_tally.data());
-    CUDA_CHECK_LAUNCH();
+    const kit::Found in_part = kit::find_where(
+        items, detail::WrongInPart<T, Term, TermAt, Wrong>{got, begin, scanned.data(), carry.data(), term_at, wrong});
+    if (in_part.count > 0 && found.count == 0) found.first = begin + in_part.first;
+    found.count += in_part.count;
     detail::advance_carry_kernel<<<1, 1>>>(carry.data(), scanned.data() + (items - 1));
     CUDA_CHECK_LAUNCH();
   }
-  return d_tally.download().front();
+  return found;
 }
 
 }  // namespace scan_on_device
