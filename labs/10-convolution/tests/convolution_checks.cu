@@ -1,6 +1,6 @@
 // Lab 10's checks that run on the GPU: counting the outputs of a timed call that are not finite,
-// which on the CPU would mean copying a quarter of a gigabyte for each checked call while the
-// whole class waits for the GPU.
+// and comparing every pixel with the reference, which on the CPU would mean copying and convolving
+// a quarter of a gigabyte for each checked call while the whole class waits for the GPU.
 #include "convolution_checks.cuh"
 
 #include "kit/device_count.cuh"
@@ -13,7 +13,46 @@ struct NotFinite {
   __device__ bool operator()(std::size_t i) const { return !isfinite(data[i]); }
 };
 
+// Whether output pixel i is farther from the convolution in double than `units` times the sum of
+// the magnitudes of its products: convolution_reference::convolve_row's arithmetic, in its order
+// (a product of two floats is exact in double, so fused or not, every step rounds as the CPU's).
+struct WrongPixel {
+  const float* got;
+  const float* picture;  // the judge's own copy of the input
+  const float* filter;   // (2 radius + 1)^2 weights, row by row
+  int width, height, radius;
+  double units;
+  __device__ bool operator()(std::size_t i) const {
+    const int y = static_cast<int>(i / static_cast<std::size_t>(width));
+    const int x = static_cast<int>(i - static_cast<std::size_t>(y) * width);
+    const int side = 2 * radius + 1;
+    const int dy_first = max(-radius, -y), dy_last = min(radius, height - 1 - y);
+    const int dx_first = max(-radius, -x), dx_last = min(radius, width - 1 - x);
+    double sum = 0.0, abs_sum = 0.0;
+    for (int dy = dy_first; dy <= dy_last; ++dy) {
+      const float* pixels = picture + static_cast<std::size_t>(y + dy) * width + x;
+      const float* weights = filter + (dy + radius) * side + radius;
+      for (int dx = dx_first; dx <= dx_last; ++dx) {
+        const double product = static_cast<double>(weights[dx]) * pixels[dx];
+        sum += product;
+        abs_sum += fabs(product);
+      }
+    }
+    return !(fabs(static_cast<double>(got[i]) - sum) <= units * abs_sum);
+  }
+};
+
 }  // namespace
+
+kit::Found find_wrong_pixels(const float* d_out, const kit::Rng& picture, float low, float high, const Size& size,
+                             const std::vector<float>& filter, int radius, double units) {
+  const std::size_t pixels = size.pixels();
+  kit::DeviceBuffer<float> d_picture(pixels);
+  kit::fill_uniform_floats(d_picture.data(), pixels, picture, low, high);
+  const kit::DeviceBuffer<float> d_filter(filter);
+  return kit::find_where(pixels, WrongPixel{d_out, d_picture.data(), d_filter.data(), size.width, size.height, radius,
+                                            units});
+}
 
 std::size_t count_not_finite(const float* d_data, std::size_t count) {
   return kit::count_where(count, NotFinite{d_data});

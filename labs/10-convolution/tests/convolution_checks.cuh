@@ -11,6 +11,7 @@
 
 #include "convolution.cuh"
 #include "convolution_reference.hpp"
+#include "kit/device_count.cuh"
 #include "kit/kit.cuh"
 #include "kit/picture.hpp"
 
@@ -300,34 +301,37 @@ inline bool expect_all_written_on_device(const float* d_picture, std::size_t cou
   return expect_all_written(got, context);
 }
 
-// The rows `rows` of a width x height picture (got, one after the other) against the reference
-// for them; a wrong pixel is named by its place in the whole picture, which context.row_length
-// (the width) shows as (row, col).
-inline bool expect_rows_at(const std::vector<float>& got, const convolution_reference::Expected& expected,
-                           const std::vector<int>& rows, int width, int height, int radius,
-                           const kit::CaseContext& context) {
-  const double units = error_bound(radius);
-  const auto row = static_cast<std::size_t>(width);
-  std::vector<std::size_t> positions(got.size());
-  for (std::size_t i = 0; i < positions.size(); ++i)
-    positions[i] = static_cast<std::size_t>(rows[i / row]) * row + i % row;
-  return kit::expect_within_at(
-      got, expected.value, [&](std::size_t i) { return units * expected.magnitude[i]; }, positions,
-      row * static_cast<std::size_t>(height), context);
-}
+// Where the convolution of the picture `picture` makes (every pixel, made again on the GPU from
+// its stream, never read from the call's input) with `filter` differs from d_out by more than
+// `units` times the sum of |weight| x |pixel| over the window, at any of its pixels: in double on
+// the GPU, adding the window in the CPU reference's order, so each sum is the CPU's bit for bit
+// (convolution_checks.cu).
+kit::Found find_wrong_pixels(const float* d_out, const kit::Rng& picture, float low, float high, const Size& size,
+                             const std::vector<float>& filter, int radius, double units);
 
-// A timed output (the whole picture, in device memory) against the reference on rows drawn now,
-// for the picture that `picture` made.
+// A timed output (the whole picture, in device memory) against the reference for the picture that
+// `picture` made: every pixel written and finite, then every pixel compared on the GPU
+// (find_wrong_pixels). Only when some are wrong does the CPU reference convolve the row of the
+// first, for the message and as a second opinion (kit::report_checked_on_device).
 inline bool expect_timed_output(const float* d_out, const kit::Rng& picture, float low, float high, const Size& size,
                                 const std::vector<float>& filter, int radius, const std::string& input,
                                 const std::string& look_at) {
   const auto row = static_cast<std::size_t>(size.width);
-  if (!expect_all_written_on_device(d_out, size.pixels(), {input, look_at + kNanHint, row})) return false;
-  const std::vector<int> rows = rows_to_check(size.height);
+  const kit::CaseContext context{input + ", every pixel compared", look_at + kNanHint, row};
+  if (!expect_all_written_on_device(d_out, size.pixels(), context)) return false;
+  const double units = error_bound(radius);
+  const kit::Found wrong = find_wrong_pixels(d_out, picture, low, high, size, filter, radius, units);
+  if (wrong.count == 0) return true;
+  const std::vector<int> rows{static_cast<int>(wrong.first / row)};
   const convolution_reference::Expected expected =
       convolution_reference::convolve_rows(picture_rows(picture, low, high, size, radius, rows), filter, radius, rows);
-  return expect_rows_at(download_rows(d_out, size.width, rows), expected, rows, size.width, size.height, radius,
-                        {input + ", compared on " + rows_text(rows), look_at + kNanHint, row});
+  kit::detail::MismatchLog log(size.pixels());
+  kit::detail::log_outside(
+      download_rows(d_out, size.width, rows), expected.value,
+      [&](std::size_t i) { return units * expected.magnitude[i]; },
+      [&](std::size_t i) { return static_cast<std::size_t>(rows.front()) * row + i; }, log);
+  return kit::report_checked_on_device(log, static_cast<std::size_t>(wrong.count),
+                                       static_cast<std::size_t>(wrong.first), 0, context);
 }
 
 }  // namespace convolution_checks

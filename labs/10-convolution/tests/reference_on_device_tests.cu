@@ -1,0 +1,40 @@
+// The comparison of every pixel on the GPU (find_wrong_pixels, convolution_checks.cu), checked
+// against the CPU reference (convolution_reference.hpp): the check of every timed call is only as
+// good as it is.
+#include <cstddef>
+#include <vector>
+
+#include "convolution_checks.cuh"
+
+using namespace convolution_checks;
+
+TEST_CASE("convolution reference: every pixel compared on the GPU finds the CPU's convolution right and one wrong "
+          "pixel wrong") {
+  // The CPU's convolution rounded to float is within u = 2^-24 of each exact sum, so inside an
+  // allowance of 2u times the magnitudes; a pixel moved by 1000 is far outside it (a window's
+  // magnitudes stay below 225 here, so the allowance below 1).
+  constexpr double kUnits = 0x1.0p-23;
+  constexpr float kLow = 0.0f, kHigh = 1.0f;
+  const kit::Rng picture(101);
+  // One pixel, whose window lies mostly outside; windows wider than the picture; primes; every
+  // radius the lab uses.
+  for (const auto& [size, radius] : {std::pair{Size{1, 1}, 2}, std::pair{Size{3, 2}, 7}, std::pair{Size{37, 23}, 0},
+                                     std::pair{Size{37, 23}, 3}, std::pair{Size{331, 211}, 2},
+                                     std::pair{Size{331, 211}, 7}}) {
+    CAPTURE(size.text());
+    CAPTURE(radius);
+    const std::vector<float> filter = random_filter(radius);
+    const convolution_reference::Expected expected = convolution_reference::convolve(
+        picture.uniform_floats(size.pixels(), kLow, kHigh), size.width, size.height, filter, radius);
+    std::vector<float> out(expected.value.begin(), expected.value.end());
+    const std::size_t moved = out.size() / 2;
+    const kit::DeviceBuffer<float> d_right(out);
+    const kit::Found right = find_wrong_pixels(d_right.data(), picture, kLow, kHigh, size, filter, radius, kUnits);
+    CHECK(right.count == 0);
+    out[moved] += 1000.0f;
+    const kit::DeviceBuffer<float> d_off(out);
+    const kit::Found off = find_wrong_pixels(d_off.data(), picture, kLow, kHigh, size, filter, radius, kUnits);
+    CHECK(off.count == 1);
+    CHECK(off.first == moved);
+  }
+}
