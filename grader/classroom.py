@@ -25,7 +25,10 @@
   far it moved (a warning past summary.REFERENCE_DRIFT_WARN).
 - A student is timed only where performance points are possible: the timing
   case earns points and the correctness tests it requires passed. Timing cases
-  worth no points are not run at all.
+  worth no points are not run at all, and within a timing case only the
+  measurements that scores rest on are taken (schedule.scored_measurements;
+  lab 08's sequential baselines and lab 11's one-value timings are left out):
+  the student's and the reference's alike.
 - A performance ratio within 2% of a threshold is timed again in the same
   hold; the better median counts (audit.py), and both are recorded.
 - A result is kept when a later run finds the same fingerprint (same files,
@@ -60,7 +63,8 @@ from grader.gpulock import Gpu, GpuLock, list_gpus
 from grader.progress import Counts, Progress, read_counts
 from grader.proc import run_process
 from grader.run.outcomes import CaseOutcome, RunInfo
-from grader.run.schedule import Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, time_reference
+from grader.run.schedule import (Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, scored_measurements,
+                                  time_reference)
 from grader.score import NOT_TIMED, Scored, score_lab, unmet_requirements
 
 # Correctness test programs running at once on one GPU: each holds a CUDA context (about 0.5 GB)
@@ -260,7 +264,7 @@ def timed_cases(config: LabConfig) -> list[str]:
 def _timing_run(config: LabConfig, evaluation: Evaluation) -> dict:
     """What summary.write_reference_timings keeps of a timing of the reference: when, the medians of the
     measurements that scores rest on (those worth points, and what they are divided by), what failed."""
-    scored = {name for spec in config.perf if spec.points > 0 for name in spec.records}
+    scored = scored_measurements(config)
     return {"at": evaluation.programs[0]["at"][0] if evaluation.programs else time.time(),
             "medians": {t["name"]: t["median_s"] for o in evaluation.outcomes.values() if o.passed
                         for t in o.timings if t.get("name") in scored and "median_s" in t},
@@ -408,7 +412,7 @@ class ClassGrading:
         started = time.monotonic()
         cases = timed_cases(self.config)
         evaluation = time_reference(self.config, self._reference_binary(), self.workroot / "reference-run",
-                                    self.lock, cases)
+                                    self.lock, cases, scored_measurements(self.config))
         failed = [f"{name}: {o.status}: {' '.join(o.messages)[:2000]}" for name, o in evaluation.outcomes.items()
                   if not o.passed]
         if failed:
@@ -455,7 +459,8 @@ class ClassGrading:
                 self._write(state, grade.not_compiled(self.config, message, state.started), ["build error"],
                             "build_error")
                 return
-            state.run = ProgramRun(self.config, built.binary, state.work / "run", self.lock)
+            state.run = ProgramRun(self.config, built.binary, state.work / "run", self.lock,
+                                   measure_only=scored_measurements(self.config))
             self._count_in_correctness(+1)
             self.correctness_pool.submit(self._guarded, state, self._correctness)
         except _Stop:
@@ -608,7 +613,7 @@ class ClassGrading:
         every student was scored against (summary.py compares the two)."""
         try:
             again = time_reference(self.config, self._reference_binary(), self.workroot / "reference-again",
-                                   self.lock, timed_cases(self.config))
+                                   self.lock, timed_cases(self.config), scored_measurements(self.config))
             last = _timing_run(self.config, again)
         except Exception as error:  # noqa: BLE001 (the class is graded; only the check is lost)
             last = {"at": time.time(), "medians": {}, "failed": [f"grader problem: {error}"]}

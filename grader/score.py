@@ -151,6 +151,9 @@ def _perf_item(spec: PerfSpec, config: LabConfig, outcomes: dict[str, CaseOutcom
         return 0.0, _trim(f"No performance points: the timing case did not pass ({why}).")
     failing = unmet_requirements(config, spec, outcomes)
     mine = outcome.timing(spec.measurement)
+    if mine is None and spec.points == 0:  # class grading takes only what scores (schedule.scored_measurements)
+        return 0.0, ("Not timed in class grading, because this measurement earns no points "
+                     "(`make grade` shows it for comparison).")
     if mine is None:
         return 0.0, f"No performance points: the timing case reported no measurement '{spec.measurement}'."
     summary = _describe(mine)

@@ -32,7 +32,7 @@ ONE_WORK_QUEUE = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}  # see _env
 
 
 def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = False,
-         one_work_queue: bool = True) -> dict[str, str]:
+         one_work_queue: bool = True, measure_only: frozenset[str] | None = None) -> dict[str, str]:
     """The test program's environment. `beside_others`: it shares the GPU with other programs, whose waits
     for the GPU then block instead of spinning a core each (harness/include/kit/gpu_wait.hpp); a program
     that times keeps the spinning wait, which wakes soonest.
@@ -45,8 +45,13 @@ def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = F
     streams in the order their work was queued: overlap between streams disappears from a timing, and so
     does a race between streams from a test that is there to catch it (lab 12's self-check showed it: work
     queued on the default stream before its input had arrived passed). A lab whose tests rely on streams
-    running at once says so (concurrent_streams) and keeps the eight in every program."""
+    running at once says so (concurrent_streams) and keeps the eight in every program.
+
+    `measure_only`: the measurements to take (KIT_MEASURE_ONLY, kit::measured); a timing case skips the others it
+    would report for comparison. None: every one."""
     extra = {"KIT_RESULTS": str(results)}
+    if measure_only is not None:
+        extra["KIT_MEASURE_ONLY"] = ",".join(sorted(measure_only))
     if seed is not None:
         extra["KIT_SEED"] = str(seed)
     if beside_others:
@@ -85,14 +90,16 @@ def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None
 
 def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None,
              limits: sandbox.Limits | None = None, wrapper: sanitizer.Wrapper | None = None,
-             beside_others: bool = False, one_work_queue: bool = True) -> CaseOutcome:
+             beside_others: bool = False, one_work_queue: bool = True,
+             measure_only: frozenset[str] | None = None) -> CaseOutcome:
     """One test case in a program of its own (its student code in the sandbox), under compute-sanitizer when
     `wrapper` says so; `beside_others` when it shares the GPU, `one_work_queue` unless the lab's tests rely on
-    streams running at once (_env)."""
+    streams running at once, `measure_only` the measurements to take (_env)."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
     process = _start(binary, [f"--test-case={case}", "--no-colors"], workdir,
-                     _env(workdir, results, seed, beside_others, one_work_queue), timeout_s, limits, wrapper)
+                     _env(workdir, results, seed, beside_others, one_work_queue, measure_only), timeout_s, limits,
+                     wrapper)
     outcome = _outcome(case, read_records(results), process)
     return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
 

@@ -182,6 +182,9 @@ class ProgramRun:
     # the epoch, so that the runs of several graders on one machine line up): the audit that no timing ran beside
     # anything on its GPU reads these.
     programs: list[dict] = field(default_factory=list)
+    # The measurements a timing case takes (judge._env's measure_only); None: every one. Class grading takes
+    # only those scores rest on (scored_measurements).
+    measure_only: frozenset[str] | None = None
 
     def list_cases(self, cases: list[str], known: RunInfo | None = None) -> bool:
         """List the program's cases under the shared lock and note the GPU it sees (NoGpu when it sees none).
@@ -268,7 +271,8 @@ class ProgramRun:
                 return judge.run_case(self.binary, case, case_timeout(self.config, case), self.workdir,
                                       seed_for(self.config), self.config.run_limits, wrapper,
                                       beside_others=held == "shared",
-                                      one_work_queue=not self.config.concurrent_streams)
+                                      one_work_queue=not self.config.concurrent_streams,
+                                      measure_only=self.measure_only)
         return self.budget.run(case, start)
 
     def _run_and_book(self, case: str, held: str) -> None:
@@ -311,14 +315,19 @@ class ProgramRun:
         return replace(first, timings=timings)
 
 
+def scored_measurements(config: LabConfig) -> frozenset[str]:
+    """The measurements that scores rest on: each one worth points, and those it is divided by."""
+    return frozenset(name for spec in config.perf if spec.points > 0 for name in spec.records)
+
+
 def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | None = None,
-             lock: GpuLock | None = None) -> Evaluation:
+             lock: GpuLock | None = None, measure_only: frozenset[str] | None = None) -> Evaluation:
     """Run a built test program's test cases (all the config names, unless `cases` says which), under the GPU
     lock when one is given: those that may share the GPU first, then those that need it alone, in one
-    exclusive hold."""
+    exclusive hold. `measure_only`: the measurements its timing cases take (ProgramRun)."""
     started = time.monotonic()
     wanted = list(cases) if cases is not None else list(config.all_case_names)
-    program = ProgramRun(config, binary, workdir, lock)
+    program = ProgramRun(config, binary, workdir, lock, measure_only=measure_only)
     if program.list_cases(wanted):
         order = plan(config, wanted)
         program.run_beside(order.beside)
@@ -330,6 +339,7 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
 
 
 def time_reference(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock | None = None,
-                   cases: list[str] | None = None) -> Evaluation:
+                   cases: list[str] | None = None, measure_only: frozenset[str] | None = None) -> Evaluation:
     """The reference's timing cases (all, unless `cases` says which), run as a submission's are."""
-    return evaluate(config, binary, workdir, list(cases if cases is not None else config.timing_cases), lock)
+    return evaluate(config, binary, workdir, list(cases if cases is not None else config.timing_cases), lock,
+                    measure_only)

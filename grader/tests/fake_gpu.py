@@ -37,7 +37,10 @@ if "--list-test-cases" in sys.argv:
 wanted = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--test-case=")).split(",")
 with open(behaviour["log"] + ".programs", "a") as log:  # each start of the program, with what it was asked
     log.write(json.dumps({"who": behaviour["who"], "cases": wanted, "gpu_wait": os.environ.get("KIT_GPU_WAIT"),
-                          "work_queues": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS")}) + "\n")
+                          "work_queues": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"),
+                          "measure_only": os.environ.get("KIT_MEASURE_ONLY")}) + "\n")
+only = os.environ.get("KIT_MEASURE_ONLY")  # as kit::measured reads it
+measured = lambda name: only is None or name in only.split(",")
 failed = False
 for name in [c for c in cases if c in wanted]:
     start = time.time()
@@ -59,6 +62,8 @@ for name in [c for c in cases if c in wanted]:
         median = medians[min(runs, len(medians) - 1)]
         # Measurements of the same case before the timed one (a pipeline's stages alone), each with its medians.
         for stage, stage_medians in behaviour.get("stages", {}).items():
+            if not measured(stage):
+                continue
             stage_median = stage_medians[min(runs, len(stage_medians) - 1)]
             record(kind="timing", case=name, name=stage, median_s=stage_median, rate=0.001 / stage_median,
                    unit="GB/s", samples=[stage_median])

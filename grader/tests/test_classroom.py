@@ -434,6 +434,41 @@ def test_every_program_has_one_work_queue_unless_the_lab_relies_on_streams_at_on
     assert {p["work_queues"] for p in programs} == {None}  # the driver's default: streams overlap, and race
 
 
+def test_class_grading_takes_only_the_measurements_that_score(tmp_path: Path, monkeypatch):
+    # A measurement worth no points inside a scored timing case, reported before the scored one, as lab 08's
+    # sequential baselines are: class grading asks the program to skip it (kit::measured), the reference's
+    # timing and the students' alike, and the student reads why it is missing.
+    root = tmp_path / "repo"
+    write(root / "labs/60-toy/lab.toml", LAB_TOML + """
+[[perf]]
+case = "toy timing: fast"
+measurement = "toy_baseline"
+points = 0
+""")
+    write(root / "solutions/60-toy/hidden.toml", "[grading]\nseed = 7\n")
+    write(root / "solutions/60-toy/toy.cu", toy("{}"))
+    config = load_lab("60-toy", root)
+    log = tmp_path / "runs.jsonl"
+    fakes = FakeBuilds(config, log, reference={"medians": [0.001], "stages": {"toy_baseline": [0.002]}})
+    monkeypatch.setattr(classroom.grade, "build_submission", fakes.build_submission)
+    monkeypatch.setattr(classroom, "build_reference_tree", fakes.build_reference_tree)
+    monkeypatch.setattr(classroom, "list_gpus", lambda: [Gpu(key="fake-gpu", visible="0", name="Fake GPU")])
+    monkeypatch.setenv("KIT_LOCK_DIR", str(tmp_path / "locks"))
+    assert schedule.scored_measurements(config) == {"toy_kernel"}
+
+    submit(tmp_path / "in", "alice", toy('{"stages": {"toy_baseline": [0.002]}}'))
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
+    programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
+    timing = [p for p in programs if "toy timing: fast" in p["cases"]]
+    assert {p["who"] for p in timing} == {"reference", "alice"}
+    assert {p["measure_only"] for p in timing} == {"toy_kernel"}
+    alice = results(tmp_path / "out", "alice")
+    assert alice["score"] == MAX
+    assert by_name(alice)["performance: toy_baseline"]["output"] == (
+        "Not timed in class grading, because this measurement earns no points (`make grade` shows it for comparison).")
+    assert "toy_baseline" not in {t["name"] for t in alice["extra_data"]["timings"]["toy timing: fast"]}
+
+
 def test_stray_files_in_the_class_folder_are_skipped_not_graded(lab, tmp_path: Path):
     config, fakes, log = lab
     a_class(tmp_path / "in")

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <optional>
@@ -580,6 +581,24 @@ void confirm_bounds(Measurement& m) {
       }
     }
   std::fflush(stdout);
+}
+
+namespace detail {
+
+std::optional<std::vector<std::string>> measurements_listed(const char* list) {
+  if (list == nullptr) return std::nullopt;
+  std::vector<std::string> names;
+  std::istringstream in(list);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) names.push_back(item);
+  return names;
+}
+
+}  // namespace detail
+
+bool measured(const std::string& name) {
+  static const auto only = detail::measurements_listed(std::getenv("KIT_MEASURE_ONLY"));
+  return !only || std::find(only->begin(), only->end(), name) != only->end();
 }
 
 void report(const Measurement& m) {

@@ -480,6 +480,14 @@ TEST_CASE("harness: a pipeline's bound is its slowest stage, each stage at its f
   CHECK_THROWS_AS(mismatched.measure_again(), std::logic_error);
 }
 
+TEST_CASE("harness: the measurements a grader lists are read from its comma-separated list" * KIT_CPU_ONLY) {
+  CHECK_FALSE(kit::detail::measurements_listed(nullptr).has_value());  // no list: every measurement is taken
+  CHECK(kit::detail::measurements_listed("") == std::vector<std::string>{});
+  CHECK(kit::detail::measurements_listed("pipelined") == std::vector<std::string>{"pipelined"});
+  CHECK(kit::detail::measurements_listed("pipelined,stage_copy_in,,stage_copy_out,") ==
+        std::vector<std::string>{"pipelined", "stage_copy_in", "stage_copy_out"});
+}
+
 TEST_CASE("harness: a rate above the margin times a bound ceiling is implausible" * KIT_CPU_ONLY) {
   kit::Measurement m{"copy_kernel", {{1e-3}, 1e-3}, 2e9, kit::RateUnit::GBps};  // 2000 GB/s
   m.ceiling_margin = 1.15;

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -258,6 +259,18 @@ void confirm_bounds(Measurement& measurement);
 // Prints one line for the student and appends a "timing" record for the grader;
 // fails the test case when the measurement is implausible.
 void report(const Measurement& measurement);
+
+// Whether to take the measurement `name`: always, unless the grader lists the measurements a run
+// needs in $KIT_MEASURE_ONLY (comma-separated). Class grading lists those that earn points and
+// those they are divided by, so a timing case skips what it only reports for comparison (lab 08's
+// sequential baselines, lab 11's one-value timings): seconds of every student's time alone on the
+// GPU. A test case asks before it times such a measurement, and before it makes the inputs.
+bool measured(const std::string& name);
+
+namespace detail {
+// The names in a comma-separated list such as $KIT_MEASURE_ONLY; none (nullopt) when there is no list.
+std::optional<std::vector<std::string>> measurements_listed(const char* list);
+}  // namespace detail
 
 // Device-to-device copy bandwidth in GB/s, counting bytes read plus bytes
 // written, for a copy that moves `bytes_moved` in all: the bound for

@@ -17,9 +17,7 @@ namespace {
 // allowance of 2u times the magnitudes; one element moved by 1000 is far outside it (the
 // magnitudes here stay below 2^22, so the allowance below 1).
 constexpr double kGamma = 0x1.0p-23;
-std::vector<float> rounded(const FloatReference& ref) {
-  return std::vector<float>(ref.sum.begin(), ref.sum.end());
-}
+std::vector<float> rounded(const FloatReference& ref) { return std::vector<float>(ref.sum.begin(), ref.sum.end()); }
 
 template <class T, class Term, class TermAt, class Wrong>
 kit::Found compare(const std::vector<T>& out, TermAt term_at, Wrong wrong, std::size_t part) {

@@ -145,7 +145,8 @@ inline bool expect_float_scan_on_device(const float* d_out, std::size_t size, Ki
       d_out, size, wrong,
       [&](const std::vector<float>& got, const std::vector<std::size_t>& positions, kit::detail::MismatchLog& log) {
         const FloatReference ref = float_reference_at(rng, size, positions, kind);
-        kit::detail::log_outside(got, ref.sum, allowed_error(ref), [&](std::size_t i) { return positions[i]; }, log);
+        kit::detail::log_outside(
+            got, ref.sum, allowed_error(ref), [&](std::size_t i) { return positions[i]; }, log);
       },
       context);
 }
@@ -352,8 +353,8 @@ inline bool check_float_scan(int n, Kind kind, const std::string& input, std::si
 // check_float_scan for a length too large to make, copy and compare in full on the CPU in every
 // submission's run: the same inputs, written on the GPU, and every element compared there
 // (expect_float_scan_on_device: an element never written is wrong there too); then the guard.
-inline bool check_float_scan_on_device(int n, Kind kind, const std::string& input,
-                                       std::size_t guard = guard_elements(), Design design = Design::MultiBlock) {
+inline bool check_float_scan_on_device(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements(),
+                                       Design design = Design::MultiBlock) {
   const auto count = static_cast<std::size_t>(n);
   const kit::Rng rng = kit::Rng::for_case(float_stream(n, kind));
   const std::string what = input + ", " + kind_name(kind) + " scan of floats";

@@ -12,9 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <cub/device/device_scan.cuh>
 
 #include "kit/device_count.cuh"
 #include "kit/kit.cuh"

@@ -50,8 +50,8 @@ kit::Found find_wrong_pixels(const float* d_out, const kit::Rng& picture, float 
   kit::DeviceBuffer<float> d_picture(pixels);
   kit::fill_uniform_floats(d_picture.data(), pixels, picture, low, high);
   const kit::DeviceBuffer<float> d_filter(filter);
-  return kit::find_where(pixels, WrongPixel{d_out, d_picture.data(), d_filter.data(), size.width, size.height, radius,
-                                            units});
+  return kit::find_where(pixels,
+                         WrongPixel{d_out, d_picture.data(), d_filter.data(), size.width, size.height, radius, units});
 }
 
 std::size_t count_not_finite(const float* d_data, std::size_t count) {

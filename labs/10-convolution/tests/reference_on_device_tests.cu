@@ -8,8 +8,9 @@
 
 using namespace convolution_checks;
 
-TEST_CASE("convolution reference: every pixel compared on the GPU finds the CPU's convolution right and one wrong "
-          "pixel wrong") {
+TEST_CASE(
+    "convolution reference: every pixel compared on the GPU finds the CPU's convolution right and one wrong "
+    "pixel wrong") {
   // The CPU's convolution rounded to float is within u = 2^-24 of each exact sum, so inside an
   // allowance of 2u times the magnitudes; a pixel moved by 1000 is far outside it (a window's
   // magnitudes stay below 225 here, so the allowance below 1).
@@ -18,9 +19,9 @@ TEST_CASE("convolution reference: every pixel compared on the GPU finds the CPU'
   const kit::Rng picture(101);
   // One pixel, whose window lies mostly outside; windows wider than the picture; primes; every
   // radius the lab uses.
-  for (const auto& [size, radius] : {std::pair{Size{1, 1}, 2}, std::pair{Size{3, 2}, 7}, std::pair{Size{37, 23}, 0},
-                                     std::pair{Size{37, 23}, 3}, std::pair{Size{331, 211}, 2},
-                                     std::pair{Size{331, 211}, 7}}) {
+  for (const auto& [size, radius] :
+       {std::pair{Size{1, 1}, 2}, std::pair{Size{3, 2}, 7}, std::pair{Size{37, 23}, 0}, std::pair{Size{37, 23}, 3},
+        std::pair{Size{331, 211}, 2}, std::pair{Size{331, 211}, 7}}) {
     CAPTURE(size.text());
     CAPTURE(radius);
     const std::vector<float> filter = random_filter(radius);
