@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kit/kit.cuh"
@@ -319,20 +320,36 @@ inline bool check_add_offsets(int n, const std::string& input, std::size_t guard
          right && offsets_kept;
 }
 
-// The whole scan on integers: exact. The inputs are made on the GPU and every element is compared
-// there (expect_int_scan_on_device): the three-level lengths are a quarter of a gigabyte.
-inline bool check_int_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements(),
-                           Design design = Design::MultiBlock) {
+// The whole scan of n inputs that `rng` makes, written on the GPU, with every element compared
+// there (expect_int_scan_on_device, expect_float_scan_on_device: an element never written is wrong
+// there too); then the guard. For the lengths too large to make, copy and compare on the CPU in
+// every submission's run: the three-level ones are a quarter of a gigabyte.
+template <class T>
+bool check_scan_on_device(int n, Kind kind, const kit::Rng& rng, const std::string& what, std::size_t guard,
+                          Design design) {
   const auto count = static_cast<std::size_t>(n);
-  const kit::Rng rng = kit::Rng::for_case("int " + kind_name(kind) + " " + std::to_string(n));
-  const std::string what = input + ", " + kind_name(kind) + " scan of ints";
-  kit::DeviceBuffer<int> d_in(count);
-  kit::GuardedBuffer<int> d_out(count, guard);
-  kit::fill_uniform_ints(d_in.data(), count, rng, kIntLow, kIntHigh);
+  kit::DeviceBuffer<T> d_in(count);
+  kit::GuardedBuffer<T> d_out(count, guard);
+  if constexpr (std::is_same_v<T, int>)
+    kit::fill_uniform_ints(d_in.data(), count, rng, kIntLow, kIntHigh);
+  else
+    kit::fill_uniform_floats(d_in.data(), count, rng, kFloatLow, kFloatHigh);
   launch_whole_scan(kind, d_in.data(), d_out.data(), n, design);
   CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
-  const bool right = expect_int_scan_on_device(d_out.data(), count, kind, rng, {what, look_at(design)});
+  const kit::CaseContext context{what, look_at(design)};
+  bool right = false;
+  if constexpr (std::is_same_v<T, int>)
+    right = expect_int_scan_on_device(d_out.data(), count, kind, rng, context);
+  else
+    right = expect_float_scan_on_device(d_out.data(), count, kind, rng, context);
   return d_out.expect_guard_untouched({what, look_at_guard(design)}) && right;
+}
+
+// The whole scan on integers: exact, every element compared on the GPU.
+inline bool check_int_scan(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements(),
+                           Design design = Design::MultiBlock) {
+  return check_scan_on_device<int>(n, kind, kit::Rng::for_case("int " + kind_name(kind) + " " + std::to_string(n)),
+                                   input + ", " + kind_name(kind) + " scan of ints", guard, design);
 }
 
 // The whole scan on floats: within the path tolerance.
@@ -350,21 +367,12 @@ inline bool check_float_scan(int n, Kind kind, const std::string& input, std::si
   return expect_float_scan(run.out, float_reference(x, kind), {what, look_at(design)}) && run.guard_untouched;
 }
 
-// check_float_scan for a length too large to make, copy and compare in full on the CPU in every
-// submission's run: the same inputs, written on the GPU, and every element compared there
-// (expect_float_scan_on_device: an element never written is wrong there too); then the guard.
-inline bool check_float_scan_on_device(int n, Kind kind, const std::string& input, std::size_t guard = guard_elements(),
-                                       Design design = Design::MultiBlock) {
-  const auto count = static_cast<std::size_t>(n);
-  const kit::Rng rng = kit::Rng::for_case(float_stream(n, kind));
-  const std::string what = input + ", " + kind_name(kind) + " scan of floats";
-  kit::DeviceBuffer<float> d_in(count);
-  kit::GuardedBuffer<float> d_out(count, guard);
-  kit::fill_uniform_floats(d_in.data(), count, rng, kFloatLow, kFloatHigh);
-  launch_whole_scan(kind, d_in.data(), d_out.data(), n, design);
-  CUDA_CHECK(cudaDeviceSynchronize());  // a fault inside a kernel surfaces here, in this test
-  const bool right = expect_float_scan_on_device(d_out.data(), count, kind, rng, {what, look_at(design)});
-  return d_out.expect_guard_untouched({what, look_at_guard(design)}) && right;
+// check_float_scan for a length too large to make, copy and compare on the CPU in every
+// submission's run: the same inputs, every element compared on the GPU.
+inline bool check_float_scan_on_device(int n, Kind kind, const std::string& input,
+                                       std::size_t guard = guard_elements(), Design design = Design::MultiBlock) {
+  return check_scan_on_device<float>(n, kind, kit::Rng::for_case(float_stream(n, kind)),
+                                     input + ", " + kind_name(kind) + " scan of floats", guard, design);
 }
 
 }  // namespace scan_checks
