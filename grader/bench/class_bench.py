@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import resource
@@ -74,22 +75,41 @@ def broken(kind: str, text: str) -> str:
     raise ValueError(kind)
 
 
-def class_pace(total_s: float, students: int, graded: int) -> dict:
+def class_pace(total_s: float, students: int, graded: int, fixed_s: float = 0.0) -> dict:
     """A run's time per student, what a class of CLASS_SIZE would take at that pace, and whether that is within
-    CLASS_TARGET_S: never for a run that did not grade every student (stopped, or no GPU)."""
+    CLASS_TARGET_S: never for a run that did not grade every student (stopped, or no GPU). Past the target, how many
+    GPUs a Slurm array (`grader slurm --shards K`) needs for it: each task pays `fixed_s` (the reference's build and
+    timing) and grades its share of the class at the run's pace without it."""
     per_student = total_s / max(1, students)
     projected = per_student * CLASS_SIZE
-    return {"per_student_s": round(per_student, 2), "class_of_200_s": round(projected, 1),
+    pace = {"per_student_s": round(per_student, 2), "class_of_200_s": round(projected, 1),
             "within_class_target": graded == students > 0 and projected <= CLASS_TARGET_S}
+    if graded == students > 0 and projected > CLASS_TARGET_S:
+        pace["slurm"] = slurm_shards(max(0.0, total_s - fixed_s) / students, fixed_s)
+    return pace
+
+
+def slurm_shards(per_student_s: float, fixed_s: float) -> dict | None:
+    """The fewest shards whose tasks each grade their share of CLASS_SIZE within CLASS_TARGET_S, and how long a task
+    takes then; None when even one student a task would not fit."""
+    for shards in range(1, CLASS_SIZE + 1):
+        task_s = fixed_s + per_student_s * math.ceil(CLASS_SIZE / shards)
+        if task_s <= CLASS_TARGET_S:
+            return {"shards": shards, "task_s": round(task_s, 1)}
+    return None
 
 
 def pace_line(lab: str, entry: dict, students: int) -> str:
-    """The run's pace against the class target, in a sentence."""
+    """The run's pace against the class target, in a sentence; past it, the Slurm array that would meet it."""
     if entry["graded"] != students:
         return f"{lab}: {entry['graded']} of {students} students graded, so the run says nothing of the class target"
     verdict = "within" if entry["within_class_target"] else "OVER"
-    return (f"{lab}: {entry['per_student_s']} s a student, so {entry['class_of_200_s']:.0f} s for a class of "
+    line = (f"{lab}: {entry['per_student_s']} s a student, so {entry['class_of_200_s']:.0f} s for a class of "
             f"{CLASS_SIZE} on this machine: {verdict} the {CLASS_TARGET_S:.0f} s target")
+    if entry.get("slurm"):
+        line += (f"; a Slurm array of {entry['slurm']['shards']} GPUs (grader slurm --shards "
+                 f"{entry['slurm']['shards']}) takes about {entry['slurm']['task_s']:.0f} s")
+    return line
 
 
 def composition(n: int, wrong: int) -> list[str]:
@@ -494,7 +514,8 @@ def main(argv: list[str] | None = None) -> int:
             entry["total_s"] = round(time.monotonic() - started, 1)
             entry["machine"] = use.report
             entry.update(analyse(config, kinds, graded))
-            entry.update(class_pace(entry["total_s"], len(kinds), entry["graded"]))
+            entry.update(class_pace(entry["total_s"], len(kinds), entry["graded"],
+                                    sum(entry.get("reference_s", {}).values())))
             report["runs"].append(entry)
             print(json.dumps({k: v for k, v in entry.items() if k != "performance_scores"}, indent=2))
             print(pace_line(config.name, entry, len(kinds)))

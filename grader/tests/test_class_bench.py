@@ -36,7 +36,17 @@ def test_a_run_is_held_to_the_class_target_at_its_pace():
     assert "12 of 20 students graded" in class_bench.pace_line("01-vector-add", stopped, 20)
     done = {"graded": 20, **class_bench.class_pace(80.0, 20, graded=20)}
     assert class_bench.pace_line("01-vector-add", done, 20) == \
-        "01-vector-add: 4.0 s a student, so 800 s for a class of 200 on this machine: OVER the 600 s target"
+        ("01-vector-add: 4.0 s a student, so 800 s for a class of 200 on this machine: OVER the 600 s target; "
+         "a Slurm array of 2 GPUs (grader slurm --shards 2) takes about 400 s")
+
+
+def test_a_lab_past_the_target_is_given_the_slurm_array_that_meets_it():
+    # Each task pays the reference's build and timing, then grades its share at the run's pace without them.
+    assert class_bench.class_pace(120.0, 20, graded=20, fixed_s=20.0)["slurm"] == {"shards": 2, "task_s": 520.0}
+    assert class_bench.slurm_shards(3.0, 100.0) == {"shards": 2, "task_s": 400.0}
+    assert class_bench.slurm_shards(9.0, 0.0) == {"shards": 4, "task_s": 450.0}
+    assert class_bench.slurm_shards(700.0, 0.0) is None  # not even one student a task fits
+    assert "slurm" not in class_bench.class_pace(60.0, 20, graded=20)  # within the target: none needed
 
 
 def test_a_smaller_class_is_an_even_sample_of_the_class_of_200():
