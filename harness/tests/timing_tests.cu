@@ -151,6 +151,29 @@ TEST_CASE("harness: gather reads device memory at the given positions, for every
   for (std::size_t i = 0; i < positions.size(); ++i) CHECK(got_bytes[i] == bytes[positions[i]]);
 }
 
+// The `count` elements of device memory starting `offset` elements from `at` (which may be before it).
+std::vector<float> read_device(const float* at, std::ptrdiff_t offset, std::size_t count) {
+  std::vector<float> values(count);
+  CUDA_CHECK(cudaMemcpy(values.data(), at + offset, count * sizeof(float), cudaMemcpyDeviceToHost));
+  return values;
+}
+
+TEST_CASE("harness: a guarded input holds its fill in both zones, and its values or the poison between") {
+  const std::size_t guard = 100, count = 5;
+  const std::vector<float> values{1, 2, 3, 4, 5};
+  const kit::GuardedInput<float> given(values, guard, 2.5f);
+  CHECK(read_device(given.data(), -100, guard) == std::vector<float>(guard, 2.5f));
+  CHECK(read_device(given.data(), 0, count) == values);
+  CHECK(read_device(given.data(), count, guard) == std::vector<float>(guard, 2.5f));
+
+  const kit::GuardedInput<float> to_make(count, guard, 2.5f);  // the test writes its elements on the GPU
+  CHECK(read_device(to_make.data(), -100, guard) == std::vector<float>(guard, 2.5f));
+  CHECK(read_device(to_make.data(), count, guard) == std::vector<float>(guard, 2.5f));
+
+  const kit::GuardedInput<float> poisoned(count, guard);
+  for (const float v : read_device(poisoned.data(), -100, 2 * guard + count)) CHECK(kit::is_poison(v));
+}
+
 TEST_CASE("harness: the poison check counts unwritten elements in device memory") {
   kit::DeviceBuffer<std::uint8_t> bytes(kCount);
   const kit::Output output = kit::Output::device("gray", bytes.data(), kCount, 0);

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstring>
 #include <vector>
 
 #include "kit/check.hpp"
@@ -73,17 +72,19 @@ class GuardedBuffer {
 template <class T>
 class GuardedInput {
  public:
-  // `count` elements the test writes on the GPU; until then they hold `fill` too.
+  // `count` elements the test writes on the GPU. Until then they hold the poison, where `fill` is
+  // the poison (one memset); with another fill, only the guard zones are written.
   GuardedInput(std::size_t count, std::size_t guard, T fill = poison_value<T>())
       : before_(aligned_guard(guard)), count_(count), buffer_(before_ + count + guard) {
-    fill_on_device(fill);
+    if (is_poison(fill))
+      buffer_.poison();
+    else
+      fill_guards(fill);
   }
   GuardedInput(const std::vector<T>& values, std::size_t guard, T fill = poison_value<T>())
       : before_(aligned_guard(guard)), count_(values.size()), buffer_(before_ + values.size() + guard) {
-    const std::vector<T> zone(std::max(before_, guard_after()), fill);
-    upload(0, zone.data(), before_);
+    fill_guards(fill);
     upload(before_, values.data(), count_);
-    upload(before_ + count_, zone.data(), guard_after());
   }
 
   T* data() { return buffer_.data() + before_; }
@@ -99,16 +100,10 @@ class GuardedInput {
   void upload(std::size_t at, const T* values, std::size_t count) {
     if (count > 0) CUDA_CHECK(cudaMemcpy(buffer_.data() + at, values, count * sizeof(T), cudaMemcpyHostToDevice));
   }
-  // The whole allocation holds `fill`: one memset where its bytes are all alike (the poison).
-  void fill_on_device(T fill) {
-    unsigned char bytes[sizeof(T)];
-    std::memcpy(bytes, &fill, sizeof(T));
-    if (std::all_of(bytes, bytes + sizeof(T), [&](unsigned char b) { return b == bytes[0]; })) {
-      if (buffer_.size() > 0) CUDA_CHECK(cudaMemset(buffer_.data(), bytes[0], buffer_.bytes()));
-      return;
-    }
-    const std::vector<T> all(buffer_.size(), fill);
-    upload(0, all.data(), all.size());
+  void fill_guards(T fill) {
+    const std::vector<T> zone(std::max(before_, guard_after()), fill);
+    upload(0, zone.data(), before_);
+    upload(before_ + count_, zone.data(), guard_after());
   }
 
   std::size_t before_;

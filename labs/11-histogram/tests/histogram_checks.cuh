@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "histogram.cuh"
 #include "histogram_reference.hpp"
+#include "kit/device_count.cuh"
 #include "kit/kit.cuh"
 
 namespace histogram_checks {
@@ -62,16 +62,24 @@ inline Bytes random_bytes(std::size_t n, const std::string& stream = "bytes") {
   return kit::Rng::for_case(stream).uniform_bytes(n);
 }
 
-// A large input: `period` random bytes (a prime number of them) repeated, so that a
-// gigabyte-scale input is made in good time while no two 16-byte vectors at a power-of-two
-// distance are alike.
-inline Bytes repeated_bytes(std::size_t n, std::size_t period) {
-  const Bytes base = random_bytes(std::min(n, period), "period");
-  Bytes data(n);
-  for (std::size_t first = 0; first < n; first += base.size())
-    std::memcpy(data.data() + first, base.data(), std::min(base.size(), n - first));
-  return data;
-}
+// Byte i of a stream's bytes in [0, 255], as kit::fill_uniform_bytes(..., 0, 255) writes them on the
+// GPU and Rng::uniform_bytes(n, 0, 255) makes them on the CPU; with `period` > 0, the first `period`
+// of them repeated (a prime number of them, so that no two 16-byte vectors at a power-of-two
+// distance are alike). For inputs of a gigabyte and more, made and counted on the GPU.
+struct StreamByte {
+  std::uint64_t seed;
+  std::uint64_t period = 0;
+  KIT_HOST_DEVICE std::uint8_t operator()(std::size_t i) const {
+    return static_cast<std::uint8_t>(kit::detail::uniform_int(kit::detail::random_bits(seed, period > 0 ? i % period : i),
+                                                              0, kit::detail::int_span(0, 255)));
+  }
+};
+
+// Its bin, for kit::count_bins_on_device.
+struct StreamByteBin {
+  StreamByte byte;
+  __device__ int operator()(std::size_t i) const { return histogram_reference::byte_bin(byte(i)); }
+};
 
 // Floats into `bins` bins over [lo, hi): each value at least float_edge_margin of a bin's width
 // away from the edges of its bin (lab.toml explains why), its bin uniform at random.
@@ -85,6 +93,40 @@ inline std::vector<float> random_floats(std::size_t n, float lo, float hi, int b
   for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<float>(lo + (bin[i] + within[i]) * width);
   return values;
 }
+
+// random_floats made on the GPU, for inputs of a gigabyte (a timed call's, the large test's): value
+// i is `within` of the way across bin `bin`, with bin element i of the stream `bin_seed`'s ints in
+// [0, bins - 1] and within element i of the stream `within_seed`'s floats in [margin, 1 - margin],
+// as kit::fill_uniform_ints and _floats draw them.
+struct ValueAt {
+  std::uint64_t bin_seed, within_seed;
+  int bins;
+  float lo, margin;
+  double width;
+  ValueAt(const kit::Rng& bin, const kit::Rng& within, float lo, float hi, int bins)
+      : bin_seed(bin.seed()), within_seed(within.seed()), bins(bins), lo(lo),
+        margin(static_cast<float>(kit::param_double("float_edge_margin"))),
+        width((static_cast<double>(hi) - lo) / bins) {}
+  __device__ float operator()(std::size_t i) const {
+    const int bin =
+        kit::detail::uniform_int(kit::detail::random_bits(bin_seed, i), 0, kit::detail::int_span(0, bins - 1));
+    const float within = kit::detail::uniform_float(kit::detail::random_bits(within_seed, i), margin,
+                                                    static_cast<double>(1.0f - margin) - margin);
+    return static_cast<float>(lo + (bin + static_cast<double>(within)) * width);
+  }
+};
+
+// Value i's bin by the CPU reference's rule (bin_of), for kit::count_bins_on_device. The value is
+// made again here, and may round differently in its last bit from the one written (the compiler
+// may fuse the multiply and the add in one kernel and not the other); a last bit, below 3e-7 for
+// |v| <= 2.5, moves no value across the margin (lab.toml's float_edge_margin of a bin's width).
+struct ValueBin {
+  ValueAt value;
+  float hi;
+  __device__ int operator()(std::size_t i) const {
+    return histogram_reference::bin_of(value(i), value.lo, hi, value.bins);
+  }
+};
 
 // ---------------------------------------------------------------------------------------------
 // Device memory.
@@ -149,19 +191,51 @@ inline bool check_bytes(const ByteKernel& kernel, const Bytes& data, const std::
                                input, look_at, repeats);
 }
 
-// launch_histogram_floats on `values`, between guard zones of the value lo (which counts in bin
-// 0, so a read outside the input shows).
+// n bytes made by `byte` on the GPU between guard zones of the byte 171 (the poison), counted there
+// by the same function, then checked (check_bytes_on_device): a gigabyte made, counted and copied
+// on the CPU would cost every submission seconds of every core.
+inline bool check_bytes_made_on_device(const ByteKernel& kernel, std::size_t n, const StreamByte& byte,
+                                       const std::string& input, const std::string& look_at) {
+  const auto guard_bytes = static_cast<std::size_t>(kit::param_int("input_guard_bytes"));
+  kit::GuardedInput<std::uint8_t> d_data(n, guard_bytes);
+  kit::make_on_device(d_data.data(), n, byte);
+  return check_bytes_on_device(kernel, d_data.data(), static_cast<std::int64_t>(n),
+                               kit::count_bins_on_device(n, kByteBins, StreamByteBin{byte}), input, look_at);
+}
+
+// launch_histogram_floats on the n values at d_values (between guard zones of the value lo, which
+// counts in bin 0, so a read outside the input shows), against `expected`.
+inline bool check_floats_on_device(const float* d_values, std::size_t n, float lo, float hi, int bins,
+                                   const std::vector<unsigned>& expected, const std::string& input,
+                                   const std::string& look_at) {
+  GuardedCounters d_bins(static_cast<std::size_t>(bins));
+  d_bins.poison();
+  launch_histogram_floats(d_values, static_cast<std::int64_t>(n), lo, hi, bins, d_bins.data());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return d_bins.check(expected,
+                      input + ", " + std::to_string(bins) + " bins over [" + std::to_string(lo) + ", " +
+                          std::to_string(hi) + ")",
+                      look_at);
+}
+
+// check_floats_on_device on `values`, uploaded, against the CPU reference.
 inline bool check_floats(const std::vector<float>& values, float lo, float hi, int bins, const std::string& input,
                          const std::string& look_at = kLookAtFloats) {
   const auto d_values = guarded_input(values, lo);
-  GuardedCounters d_bins(static_cast<std::size_t>(bins));
-  d_bins.poison();
-  launch_histogram_floats(d_values.data(), d_values.size(), lo, hi, bins, d_bins.data());
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return d_bins.check(
-      histogram_reference::float_counts(values, lo, hi, bins, histogram_reference::threads_for(values.size())),
-      input + ", " + std::to_string(bins) + " bins over [" + std::to_string(lo) + ", " + std::to_string(hi) + ")",
+  return check_floats_on_device(
+      d_values.data(), values.size(), lo, hi, bins,
+      histogram_reference::float_counts(values, lo, hi, bins, histogram_reference::threads_for(values.size())), input,
       look_at);
+}
+
+// check_floats_on_device on n values made by `value` on the GPU and counted there: a gigabyte made,
+// counted and copied on the CPU would cost every submission seconds of every core.
+inline bool check_floats_made_on_device(std::size_t n, const ValueAt& value, float hi, const std::string& input) {
+  const auto guard_bytes = static_cast<std::size_t>(kit::param_int("input_guard_bytes"));
+  kit::GuardedInput<float> d_values(n, (guard_bytes + sizeof(float) - 1) / sizeof(float), value.lo);
+  kit::make_on_device(d_values.data(), n, value);
+  return check_floats_on_device(d_values.data(), n, value.lo, hi, value.bins,
+                                kit::count_bins_on_device(n, value.bins, ValueBin{value, hi}), input, kLookAtFloats);
 }
 
 // ---- What the public and hidden tests share --------------------------------------------------
@@ -182,7 +256,8 @@ inline void check_one_value(const ByteKernel& kernel) {
 
 inline void check_large(const ByteKernel& kernel) {
   const auto n = static_cast<std::size_t>(kit::param_int("large_n"));
-  check_bytes(kernel, random_bytes(n), count_text(n) + " (2^28 + 3) random bytes", kernel.look_at);
+  check_bytes_made_on_device(kernel, n, StreamByte{kit::Rng::for_case("bytes").seed()},
+                             count_text(n) + " (2^28 + 3) random bytes", kernel.look_at);
 }
 
 // The input as used for the memory checker: in a buffer of exactly n bytes and counters of

@@ -92,7 +92,8 @@ TEST_CASE("launch_histogram_floats: a large input of 2^28 + 3 values") {
   const float lo = static_cast<float>(kit::param_double("float_lo")),
               hi = static_cast<float>(kit::param_double("float_hi"));
   const int bins = static_cast<int>(kit::param_int("float_bins"));
-  check_floats(random_floats(n, lo, hi, bins), lo, hi, bins, count_text(n) + " (2^28 + 3) random values");
+  check_floats_made_on_device(n, ValueAt(kit::Rng::for_case("floats bins"), kit::Rng::for_case("floats"), lo, hi, bins),
+                              hi, count_text(n) + " (2^28 + 3) random values");
 }
 
 // ---- Timing ----------------------------------------------------------------------------------
@@ -104,48 +105,11 @@ namespace {
 // 2^32 - 1. So a counter the call left alone shows, even one whose count is 0.
 constexpr int kCounterFill = 0xFF;
 
-// A timed float: `within` of the way across bin `bin` of bins `width` wide from lo.
-__host__ __device__ inline float timing_value(int bin, float within, float lo, double width) {
-  return static_cast<float>(lo + (bin + static_cast<double>(within)) * width);
-}
-
-// Byte i of rng.uniform_bytes(count, 0, 255), as fill_uniform_bytes wrote it, and its bin, made on
-// the GPU by the generator and the rule the CPU uses (Rng::uniform_byte_at, byte_bin).
-struct UniformByteBin {
-  std::uint64_t seed;
-  __device__ int operator()(std::size_t i) const {
-    return histogram_reference::byte_bin(static_cast<std::uint8_t>(
-        kit::detail::uniform_int(kit::detail::random_bits(seed, i), 0, kit::detail::int_span(0, 255))));
-  }
-};
-
 // The counts of rng.uniform_bytes(count, 0, 255), made again and counted on the GPU: a histogram
 // depends on every byte, and counting a quarter of a gigabyte on the CPU for every verified call
 // took a tenth of a second of every core while the class waited for the GPU.
 std::vector<unsigned> uniform_byte_counts(const kit::Rng& rng, std::size_t count) {
-  return kit::count_bins_on_device(count, kByteBins, UniformByteBin{rng.seed()});
-}
-
-// Timed value i's bin: its bin and its place within it drawn as fill_uniform_ints and
-// fill_uniform_floats draw them, combined by timing_value and binned by bin_of, on the GPU.
-struct TimingValueBin {
-  std::uint64_t bin_seed, within_seed;
-  int bins;
-  float lo, hi, margin;
-  double width;
-  __device__ int operator()(std::size_t i) const {
-    const int bin = kit::detail::uniform_int(kit::detail::random_bits(bin_seed, i), 0, kit::detail::int_span(0, bins - 1));
-    const float within = kit::detail::uniform_float(kit::detail::random_bits(within_seed, i), margin,
-                                                    static_cast<double>(1.0f - margin) - margin);
-    return histogram_reference::bin_of(timing_value(bin, within, lo, width), lo, hi, bins);
-  }
-};
-
-__global__ void combine_values_kernel(const int* bin, const float* within, std::size_t count, float lo, double width,
-                                      float* values) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    values[i] = timing_value(bin[i], within[i], lo, width);
+  return kit::count_bins_on_device(count, kByteBins, StreamByteBin{StreamByte{rng.seed()}});
 }
 
 // Times `kernel` on 2^28 bytes, first uniform at random, then all of one value, each against
@@ -245,43 +209,22 @@ TEST_CASE("histogram timing: warp-aggregated counters on 2^28 bytes uniform and 
              kit::TimingOptions::from_params());
 }
 
-// Every timed call gets new floats, made on the GPU: a bin and a place within it (at least
-// float_edge_margin of the bin's width from its edges), each from the call's own random stream,
-// combined by timing_value on the GPU, and made and counted again on the GPU for the reference
-// (TimingValueBin, by the CPU reference's bin_of). The two may round the value differently in its
-// last bit (the compiler may fuse the multiply and the add in one and not the other), but a last
-// bit, below 3e-7 for |v| <= 2.5, moves no value across the margin (0.01 of a bin 4e-3 wide), so
-// both put every value in the same bin.
+// Every timed call gets new floats, made on the GPU from the call's own random streams (ValueAt:
+// a bin, and a place within it at least float_edge_margin of the bin's width from its edges), and
+// made and counted again on the GPU for the reference (ValueBin, by the CPU reference's bin_of).
 TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
   const auto n = static_cast<std::int64_t>(kit::param_int("timing_float_n"));
   const auto count = static_cast<std::size_t>(n);
   const float lo = static_cast<float>(kit::param_double("float_lo")),
               hi = static_cast<float>(kit::param_double("float_hi"));
   const int bins = static_cast<int>(kit::param_int("timing_float_bins"));
-  const auto margin = static_cast<float>(kit::param_double("float_edge_margin"));
-  const double width = (static_cast<double>(hi) - lo) / bins;
   const auto options = kit::TimingOptions::from_params();
   const double bytes = static_cast<double>(n) * sizeof(float);  // every value read once
   const std::string input = "the timing input, " + count_text(count) + " random values in " + std::to_string(bins) +
                             " bins over [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
-
-  // This call's values into `d_values`, made on the GPU (`call` names the streams) through d_bin
-  // and d_within, which every set shares; or their counts on the CPU.
-  kit::DeviceBuffer<float> d_within(count);
-  kit::DeviceBuffer<int> d_bin(count);
-  const auto make_on_device = [&](const kit::Rng& bin, const kit::Rng& within, float* d_values) {
-    kit::fill_uniform_ints(d_bin.data(), count, bin, 0, bins - 1);
-    kit::fill_uniform_floats(d_within.data(), count, within, margin, 1.0f - margin);
-    // A grid-stride loop: enough blocks to fill the GPU, each value once.
-    const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + 255) / 256, 4096));
-    combine_values_kernel<<<blocks, 256>>>(d_bin.data(), d_within.data(), count, lo, width, d_values);
-    CUDA_CHECK_LAUNCH();
-  };
-  // Value i is made from element i of bin.uniform_ints(count, 0, bins - 1) and of
-  // within.uniform_floats(count, margin, 1 - margin), as fill_uniform_ints and _floats wrote them,
-  // and counted, on the GPU.
+  const auto value_at = [&](const kit::Rng& bin, const kit::Rng& within) { return ValueAt(bin, within, lo, hi, bins); };
   const auto expected_counts = [&](const kit::Rng& bin, const kit::Rng& within) {
-    return kit::count_bins_on_device(count, bins, TimingValueBin{bin.seed(), within.seed(), bins, lo, hi, margin, width});
+    return kit::count_bins_on_device(count, bins, ValueBin{value_at(bin, within), hi});
   };
 
   kit::TimedWork work;
@@ -290,7 +233,7 @@ TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
   {  // the peer's values, gone before the sets are made
     const kit::Rng cub_bin = kit::Rng::for_case("cub bins"), cub_within = kit::Rng::for_case("cub within");
     kit::DeviceBuffer<float> d_values(count);
-    make_on_device(cub_bin, cub_within, d_values.data());
+    kit::make_on_device(d_values.data(), count, value_at(cub_bin, cub_within));
     work.ceilings = {cub_float_histogram_ceiling(d_values.data(), n, lo, hi, bins,
                                                  expected_counts(cub_bin, cub_within), options),  // a peer
                      kit::copy_ceiling(static_cast<std::size_t>(bytes), options)};  // a bound: every value is read
@@ -304,8 +247,8 @@ TEST_CASE("histogram timing: floats into bins" * KIT_TIMING) {
     kit::WorkSet set;
     set.call = [=] { launch_histogram_floats(d_values->data(), n, lo, hi, bins, d_bins->data()); };
     set.outputs = {kit::Output::device("d_bins", d_bins->data(), static_cast<std::size_t>(bins), kCounterFill)};
-    set.refresh = [=, &make_on_device](const kit::Call& call) {
-      make_on_device(call.rng("bins"), call.rng("within"), d_values->data());
+    set.refresh = [=, &value_at](const kit::Call& call) {
+      kit::make_on_device(d_values->data(), count, value_at(call.rng("bins"), call.rng("within")));
     };
     set.verify = [=, &expected_counts](const kit::Call& call) {
       return kit::expect_equal(d_bins->download(), expected_counts(call.rng("bins"), call.rng("within")),

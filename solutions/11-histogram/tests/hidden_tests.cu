@@ -36,8 +36,9 @@ void check_races(const ByteKernel& kernel) {
 
 void check_huge(const ByteKernel& kernel) {
   const auto n = static_cast<std::size_t>(kit::param_int("huge_n"));
-  check_bytes(kernel, repeated_bytes(n, static_cast<std::size_t>(kit::param_int("huge_period"))),
-              count_text(n) + " bytes, more than 2^31", kernel.look_at + kLookAtIndices);
+  check_bytes_made_on_device(
+      kernel, n, StreamByte{kit::Rng::for_case("period").seed(), static_cast<std::uint64_t>(kit::param_int("huge_period"))},
+      count_text(n) + " bytes, more than 2^31", kernel.look_at + kLookAtIndices);
 }
 
 // "lo hi bins; lo hi bins; ..." from the config.
