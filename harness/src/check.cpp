@@ -1,6 +1,7 @@
 #include "kit/check.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 #include <doctest/doctest.h>
 
@@ -46,19 +47,24 @@ bool MismatchLog::report(const std::string& what, const CaseContext& context) co
 
 }  // namespace detail
 
-bool report_checked_on_device(detail::MismatchLog log, std::size_t wrong_on_device, std::size_t first,
-                              std::size_t unwritten, const CaseContext& context) {
+std::string checked_on_device_failure(detail::MismatchLog log, std::size_t wrong_on_device, std::size_t first,
+                                     std::size_t unwritten, const CaseContext& context) {
   if (log.count() == 0 || log.count() > wrong_on_device) {
-    FAIL_CHECK(
-        "The test's two references disagree about the result for input: "
-        << context.input << " (" << seed_text() << "): the one on the GPU finds " << wrong_on_device
-        << " wrong elements, the first at " << detail::where(first, context.row_length)
-        << ", and the one on the CPU finds " << log.count()
-        << " from there. That is a fault in the lab's tests, not in your code: tell your TA, with this message.");
-    return false;
+    std::ostringstream message;
+    message << "The test's two references disagree about the result for input: " << context.input << " ("
+            << seed_text() << "): the one on the GPU finds " << wrong_on_device << " wrong elements, the first at "
+            << detail::where(first, context.row_length) << ", and the one on the CPU finds " << log.count()
+            << " from there. That is a fault in the lab's tests, not in your code: tell your TA, with this message.";
+    return message.str();
   }
   log.add_unshown(wrong_on_device - log.count(), unwritten - std::min(unwritten, log.unwritten()));
-  return log.report("result", context);
+  return log.message("result", context);
+}
+
+bool report_checked_on_device(const detail::MismatchLog& log, std::size_t wrong_on_device, std::size_t first,
+                              std::size_t unwritten, const CaseContext& context) {
+  FAIL_CHECK(checked_on_device_failure(log, wrong_on_device, first, unwritten, context));
+  return false;
 }
 
 }  // namespace kit

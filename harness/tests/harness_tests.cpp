@@ -480,6 +480,22 @@ TEST_CASE("harness: a pipeline's bound is its slowest stage, each stage at its f
   CHECK_THROWS_AS(mismatched.measure_again(), std::logic_error);
 }
 
+TEST_CASE("harness: a comparison made on the GPU is reported with the CPU's first findings, or as the tests' fault" *
+          KIT_CPU_ONLY) {
+  const kit::CaseContext context{"n = 100", "the kernel"};
+  kit::detail::MismatchLog log(100);
+  log.add(7, false, [] { return std::pair{std::string("1"), std::string("2")}; });
+  // The GPU found 12 wrong, 3 of them unwritten; the CPU confirmed the first.
+  const std::string failure = kit::checked_on_device_failure(log, 12, 7, 3, context);
+  CHECK(contains(failure, "12 of 100 elements are wrong; 3 of them were never written"));
+  CHECK(contains(failure, "[7]: 1, 2"));
+  // The CPU finds nothing where the GPU saw a wrong element: the tests are at fault, and say so.
+  const std::string disagree = kit::checked_on_device_failure(kit::detail::MismatchLog(100), 12, 7, 0, context);
+  CHECK(contains(disagree, "The test's two references disagree"));
+  CHECK(contains(disagree, "the first at [7], and the one on the CPU finds 0 from there"));
+  CHECK(contains(disagree, "not in your code: tell your TA"));
+}
+
 TEST_CASE("harness: the measurements a grader lists are read from its comma-separated list" * KIT_CPU_ONLY) {
   CHECK_FALSE(kit::detail::measurements_listed(nullptr).has_value());  // no list: every measurement is taken
   CHECK(kit::detail::measurements_listed("") == std::vector<std::string>{});

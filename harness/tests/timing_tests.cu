@@ -3,10 +3,12 @@
 // work passes, and the check of a timed matrix product finds a wrong element.
 // Without a GPU they are skipped, like every GPU test.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kit/device_check.cuh"
 #include "kit/device_count.cuh"
 #include "kit/kit.cuh"
 #include "kit/matmul_reference.hpp"
@@ -172,6 +174,43 @@ TEST_CASE("harness: a guarded input holds its fill in both zones, and its values
 
   const kit::GuardedInput<float> poisoned(count, guard);
   for (const float v : read_device(poisoned.data(), -100, 2 * guard + count)) CHECK(kit::is_poison(v));
+}
+
+// Element i of the floats of a stream, as kit::fill_uniform_floats writes them, in double.
+struct StreamValue {
+  kit::UniformFloatAt value;
+  __host__ __device__ double operator()(std::size_t i) const { return value(i); }
+};
+
+TEST_CASE("harness: an output compared on the GPU is right, or its first wrong elements are named") {
+  const std::size_t n = (std::size_t{1} << 22) + 3;
+  const kit::Rng rng(71);
+  const StreamValue expected{kit::UniformFloatAt(rng, -1.0f, 1.0f)};
+  kit::DeviceBuffer<float> d_out(n);
+  kit::fill_uniform_floats(d_out.data(), n, rng, -1.0f, 1.0f);
+  const kit::CaseContext context{"n = 4194307", "the kernel"};
+  CHECK_FALSE(kit::close_on_device_failure(d_out.data(), n, expected, kit::Tolerance{}, context).has_value());
+
+  // Two wrong elements far apart (the second beyond the window the CPU reads again), and one never written.
+  const auto set = [&](std::size_t i, float value) {
+    CUDA_CHECK(cudaMemcpy(d_out.data() + i, &value, sizeof(float), cudaMemcpyHostToDevice));
+  };
+  set(1000, 5.0f);
+  set(n - 1, 7.0f);
+  set(2000, kit::poison_value<float>());
+  const std::optional<std::string> failure =
+      kit::close_on_device_failure(d_out.data(), n, expected, kit::Tolerance{}, context);
+  REQUIRE(failure.has_value());
+  CHECK(contains(*failure, "3 of 4194307 elements are wrong; 1 of them were never written"));
+  CHECK(contains(*failure, "\n  [1000]: "));
+  CHECK(contains(*failure, ", 5\n  [2000]: "));
+  CHECK(contains(*failure, "never written (poison)"));
+  CHECK(contains(*failure, "Look at: the kernel"));
+  // Within a tolerance, a small error is no error.
+  set(1000, static_cast<float>(expected(1000)) * (1.0f + 1e-7f));
+  set(2000, static_cast<float>(expected(2000)));
+  set(n - 1, static_cast<float>(expected(n - 1)));
+  CHECK_FALSE(kit::close_on_device_failure(d_out.data(), n, expected, kit::Tolerance{1e-6, 0.0}, context));
 }
 
 TEST_CASE("harness: the poison check counts unwritten elements in device memory") {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kit/device_check.cuh"
 #include "kit/kit.cuh"
 #include "vector_add.cuh"
 
@@ -55,25 +56,21 @@ inline void check_launch(int n, const std::string& input) {
   d_c.expect_guard_untouched({input, kLookAtGuard});
 }
 
-// c, n floats in device memory, compared with the CPU sum of a and b (the numbers of the
-// streams `a` and `b`) at `samples` positions drawn at random and at both ends: for outputs
-// too large to compare in full in a test that every submission of a class runs (a second of
-// CPU for 2^26 elements; kit::sample_positions says why a sample is enough).
-inline bool expect_sum_at_samples(const float* d_c, int n, const kit::Rng& a, const kit::Rng& b,
-                                  std::size_t samples, const kit::CaseContext& context) {
-  const auto positions = kit::sample_positions(static_cast<std::size_t>(n), samples);
-  std::vector<double> sum(positions.size());
-  for (std::size_t i = 0; i < positions.size(); ++i)
-    sum[i] = static_cast<double>(a.uniform_float_at(positions[i], kInputLow, kInputHigh)) +
-             b.uniform_float_at(positions[i], kInputLow, kInputHigh);
-  return kit::expect_close_at(kit::gather(d_c, positions), sum, positions, static_cast<std::size_t>(n), tolerance(),
-                              context);
+// Element i of a + b, with a and b the numbers of two random streams, in double (exact), on the
+// GPU or the CPU.
+struct SumAt {
+  kit::UniformFloatAt a, b;
+  __host__ __device__ double operator()(std::size_t i) const { return static_cast<double>(a(i)) + b(i); }
+};
+inline SumAt sum_of(const kit::Rng& a, const kit::Rng& b) {
+  return {kit::UniformFloatAt(a, kInputLow, kInputHigh), kit::UniformFloatAt(b, kInputLow, kInputHigh)};
 }
 
 // launch_vector_add on device vectors of a size where the grid's shape matters, a and b
-// written on the GPU: every element of c must be written (the poison check, on the GPU), the
-// sum must be right at sampled positions, and nothing may land in the guard zone after c.
-inline void check_launch_sampled(int n, const std::string& input) {
+// written on the GPU: every element of c must be written (the poison check, on the GPU) and
+// right (compared on the GPU, kit::expect_close_on_device), and nothing may land in the guard
+// zone after c.
+inline void check_launch_on_device(int n, const std::string& input) {
   const kit::Rng a = kit::Rng::for_case("a"), b = kit::Rng::for_case("b");
   kit::DeviceBuffer<float> d_a(n), d_b(n);
   kit::GuardedBuffer<float> d_c(n, static_cast<std::size_t>(kit::param_int("guard_elements")));
@@ -87,8 +84,7 @@ inline void check_launch_sampled(int n, const std::string& input) {
                                          "grid cover every element? That takes over a million blocks here; a grid's "
                                          "x dimension allows 2^31 - 1 blocks, its y and z only 65535.\nLook at: "
                                       << kLookAt);
-  expect_sum_at_samples(d_c.data(), n, a, b, static_cast<std::size_t>(kit::param_int("check_samples")),
-                        {input, kLookAt});
+  kit::expect_close_on_device(d_c.data(), static_cast<std::size_t>(n), sum_of(a, b), tolerance(), {input, kLookAt});
   d_c.expect_guard_untouched({input, kLookAtGuard});
 }
 

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "kit/device_check.cuh"
 #include "kit/kit.cuh"
 #include "scan.cuh"
 #include "scan_on_device.cuh"
@@ -111,24 +111,6 @@ inline bool expect_float_scan(const std::vector<float>& got, const FloatReferenc
   return kit::expect_within(got, ref.sum, allowed_error(ref), context);
 }
 
-// The report on an output the GPU found wrong (kit::report_checked_on_device):
-// `log_window(got, positions, log)` logs the elements at `positions`, a window from the first wrong
-// one, that the CPU reference finds wrong.
-constexpr std::size_t kReportWindow = 4096;
-
-template <class T, class LogWindow>
-bool report_wrong_scan(const T* d_out, std::size_t size, const kit::Found& wrong, LogWindow log_window,
-                       const kit::CaseContext& context) {
-  const auto first = static_cast<std::size_t>(wrong.first);
-  std::vector<std::size_t> positions(std::min(size, first + kReportWindow) - first);
-  std::iota(positions.begin(), positions.end(), first);
-  kit::detail::MismatchLog log(size);
-  log_window(kit::gather(d_out, positions), positions, log);
-  // An Output may be poisoned, so it holds a writable pointer; count_unwritten only reads it.
-  const std::size_t unwritten = kit::count_unwritten(kit::Output::device("out", const_cast<T*>(d_out), size));
-  return kit::report_checked_on_device(log, static_cast<std::size_t>(wrong.count), first, unwritten, context);
-}
-
 // A scan of `size` elements in device memory, d_out, against the exact scan of the inputs that
 // `rng` makes (those kit::fill_uniform_floats / fill_uniform_ints wrote), every element compared on
 // the GPU (scan_on_device.cuh): floats within the same per-element tolerance as expect_float_scan,
@@ -142,7 +124,7 @@ inline bool expect_float_scan_on_device(const float* d_out, std::size_t size, Ki
       d_out, size, scan_on_device::FloatTerms{kit::UniformFloatAt(rng, kFloatLow, kFloatHigh)},
       scan_on_device::FloatWrong{kind, path_gamma()});
   if (wrong.count == 0) return true;
-  return report_wrong_scan(
+  return kit::report_found_on_device(
       d_out, size, wrong,
       [&](const std::vector<float>& got, const std::vector<std::size_t>& positions, kit::detail::MismatchLog& log) {
         const FloatReference ref = float_reference_at(rng, size, positions, kind);
@@ -158,7 +140,7 @@ inline bool expect_int_scan_on_device(const int* d_out, std::size_t size, Kind k
       d_out, size, scan_on_device::IntTerms{rng.seed(), kIntLow, kit::detail::int_span(kIntLow, kIntHigh)},
       scan_on_device::IntWrong{kind});
   if (wrong.count == 0) return true;
-  return report_wrong_scan(
+  return kit::report_found_on_device(
       d_out, size, wrong,
       [&](const std::vector<int>& got, const std::vector<std::size_t>& positions, kit::detail::MismatchLog& log) {
         const std::vector<int> ref = int_reference_at(rng, size, positions, kind);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kit/cublas.hpp"
+#include "kit/device_check.cuh"
 #include "kit/kit.cuh"
 #include "transpose.cuh"
 
@@ -119,11 +120,19 @@ inline bool check_transpose(const Version& v, int rows, int cols, const std::str
   return d_out.expect_guard_untouched({input, look_at_guards(v)}) && ok;
 }
 
-// check_transpose for a matrix too large to compare in full on the CPU in a case that every
-// submission of a class runs: the input is written on the GPU, every element of the output is
-// checked for the poison on the GPU, and its values at sampled positions.
-inline bool check_transpose_sampled(const Version& v, int rows, int cols, const std::string& input,
-                                    std::size_t guard = guard_elements()) {
+// Element p of the cols x rows transpose of the rows x cols matrix of the numbers of a stream: input
+// element (p % rows, p / rows), on the GPU or the CPU.
+struct TransposedAt {
+  kit::UniformFloatAt in;
+  std::size_t rows, cols;
+  __host__ __device__ double operator()(std::size_t p) const { return in((p % rows) * cols + p / rows); }
+};
+
+// check_transpose for a matrix too large to compare on the CPU in a case that every submission of
+// a class runs: the input is written on the GPU, and every element of the output is compared
+// there (kit::expect_close_on_device, exactly), after its own check for the poison.
+inline bool check_transpose_on_device(const Version& v, int rows, int cols, const std::string& input,
+                                      std::size_t guard = guard_elements()) {
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
   const kit::Rng in = kit::Rng::for_case("in " + shape(rows, cols));
   kit::DeviceBuffer<float> d_in(n + guard);
@@ -137,7 +146,11 @@ inline bool check_transpose_sampled(const Version& v, int rows, int cols, const 
                                       << "(they still hold the poison the test put there before the launch). "
                                          "Does the grid cover every tile, across and down?\nLook at: "
                                       << look_at(v));
-  const bool ok = expect_transposed_at_samples(d_out.data(), rows, cols, in, input, look_at(v));
+  const bool ok = kit::expect_close_on_device(
+      d_out.data(), n,
+      TransposedAt{kit::UniformFloatAt(in, kInputLow, kInputHigh), static_cast<std::size_t>(rows),
+                   static_cast<std::size_t>(cols)},
+      kit::Tolerance{}, {input, look_at(v), static_cast<std::size_t>(rows)});
   return d_out.expect_guard_untouched({input, look_at_guards(v)}) && ok && unwritten == 0;
 }
 

@@ -19,14 +19,13 @@ void edges(const Version& v) {
 void long_thin(const Version& v) { check_shapes(v, "long_shapes", "a long thin matrix,", guard_elements()); }
 
 // Edge tiles on both sides of a matrix of 33.6 million elements with prime sides: a
-// wrong stride or a swapped bound shows all over it. On device memory, checked for the
-// poison in full and at sampled positions: a round trip through host memory, checked in
-// full on the CPU, is most of a second of every student's grading per version and tests
-// nothing more about the tiles.
+// wrong stride or a swapped bound shows all over it. On device memory, every element
+// compared on the GPU: a round trip through host memory, checked on the CPU, is most of
+// a second of every student's grading per version and tests nothing more about the tiles.
 void large_prime(const Version& v) {
   const int rows = static_cast<int>(kit::param_int("prime_rows"));
   const int cols = static_cast<int>(kit::param_int("prime_cols"));
-  check_transpose_sampled(v, rows, cols, "a large non-square matrix with prime sides " + shape(rows, cols));
+  check_transpose_on_device(v, rows, cols, "a large non-square matrix with prime sides " + shape(rows, cols));
 }
 
 }  // namespace
