@@ -61,10 +61,4 @@ std::string checked_on_device_failure(detail::MismatchLog log, std::size_t wrong
   return log.message("result", context);
 }
 
-bool report_checked_on_device(const detail::MismatchLog& log, std::size_t wrong_on_device, std::size_t first,
-                              std::size_t unwritten, const CaseContext& context) {
-  FAIL_CHECK(checked_on_device_failure(log, wrong_on_device, first, unwritten, context));
-  return false;
-}
-
 }  // namespace kit

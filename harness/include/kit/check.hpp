@@ -159,15 +159,13 @@ bool expect_close_at(const std::vector<T>& got, const std::vector<double>& expec
       size, context);
 }
 
-// The report on an output compared in full on the GPU, which found `wrong_on_device` elements
+// The failure message for an output compared in full on the GPU, which found `wrong_on_device` elements
 // wrong, the first at `first`, `unwritten` of them never written. `log` holds what the CPU
 // reference found wrong from the first on: the elements shown, and a second opinion on the GPU's
 // verdict; the GPU's count gives the rest. When the CPU finds none there, or more than the GPU,
 // the two references disagree, and the failure says so: a fault in the tests, for the TA.
 std::string checked_on_device_failure(detail::MismatchLog log, std::size_t wrong_on_device, std::size_t first,
                                      std::size_t unwritten, const CaseContext& context);
-bool report_checked_on_device(const detail::MismatchLog& log, std::size_t wrong_on_device, std::size_t first,
-                              std::size_t unwritten, const CaseContext& context);
 
 // Exact comparison, for integers and bytes.
 template <class T>

@@ -40,7 +40,8 @@ constexpr std::size_t kReportWindow = 4096;
 // The failure message for an output of n elements at d_out that a comparison on the GPU found
 // wrong: `log_window(got, positions, log)` logs the elements at `positions` (a window from the first
 // wrong one, `got` their values) that the CPU's reference finds wrong; they are shown, and the GPU's
-// count gives the rest (kit::checked_on_device_failure).
+// count gives the rest (kit::checked_on_device_failure). The output's type must be one whose poison no
+// right value holds (floats, ints), since every element holding it is counted as never written.
 template <class T, class LogWindow>
 std::string found_on_device_failure(const T* d_out, std::size_t n, const Found& wrong, const LogWindow& log_window,
                                     const CaseContext& context) {

@@ -11,6 +11,7 @@
 
 #include "convolution.cuh"
 #include "convolution_reference.hpp"
+#include "kit/device_check.cuh"
 #include "kit/device_count.cuh"
 #include "kit/kit.cuh"
 #include "kit/picture.hpp"
@@ -311,8 +312,8 @@ kit::Found find_wrong_pixels(const float* d_out, const kit::Rng& picture, float 
 
 // A timed output (the whole picture, in device memory) against the reference for the picture that
 // `picture` made: every pixel written and finite, then every pixel compared on the GPU
-// (find_wrong_pixels). Only when some are wrong does the CPU reference convolve the row of the
-// first, for the message and as a second opinion (kit::report_checked_on_device).
+// (find_wrong_pixels). Only when some are wrong does the CPU reference convolve the rows of the
+// first few, for the message and as a second opinion (kit::report_found_on_device).
 inline bool expect_timed_output(const float* d_out, const kit::Rng& picture, float low, float high, const Size& size,
                                 const std::vector<float>& filter, int radius, const std::string& input,
                                 const std::string& look_at) {
@@ -322,16 +323,23 @@ inline bool expect_timed_output(const float* d_out, const kit::Rng& picture, flo
   const double units = error_bound(radius);
   const kit::Found wrong = find_wrong_pixels(d_out, picture, low, high, size, filter, radius, units);
   if (wrong.count == 0) return true;
-  const std::vector<int> rows{static_cast<int>(wrong.first / row)};
-  const convolution_reference::Expected expected =
-      convolution_reference::convolve_rows(picture_rows(picture, low, high, size, radius, rows), filter, radius, rows);
-  kit::detail::MismatchLog log(size.pixels());
-  kit::detail::log_outside(
-      download_rows(d_out, size.width, rows), expected.value,
-      [&](std::size_t i) { return units * expected.magnitude[i]; },
-      [&](std::size_t i) { return static_cast<std::size_t>(rows.front()) * row + i; }, log);
-  return kit::report_checked_on_device(log, static_cast<std::size_t>(wrong.count),
-                                       static_cast<std::size_t>(wrong.first), 0, context);
+  const auto log_window = [&](const std::vector<float>& got, const std::vector<std::size_t>& positions,
+                              kit::detail::MismatchLog& log) {
+    std::vector<int> rows;  // the rows the positions lie in, ascending
+    for (const std::size_t p : positions)
+      if (rows.empty() || rows.back() != static_cast<int>(p / row)) rows.push_back(static_cast<int>(p / row));
+    const convolution_reference::Expected expected = convolution_reference::convolve_rows(
+        picture_rows(picture, low, high, size, radius, rows), filter, radius, rows);
+    const auto at = [&](std::size_t i) {  // where positions[i] lies in `expected`
+      return (positions[i] / row - static_cast<std::size_t>(rows.front())) * row + positions[i] % row;
+    };
+    std::vector<double> value(positions.size());
+    for (std::size_t i = 0; i < positions.size(); ++i) value[i] = expected.value[at(i)];
+    kit::detail::log_outside(
+        got, value, [&](std::size_t i) { return units * expected.magnitude[at(i)]; },
+        [&](std::size_t i) { return positions[i]; }, log);
+  };
+  return kit::report_found_on_device(d_out, size.pixels(), wrong, log_window, context);
 }
 
 }  // namespace convolution_checks

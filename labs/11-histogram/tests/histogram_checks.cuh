@@ -135,9 +135,23 @@ struct ValueBin {
 // (kit::GuardedInput): a kernel that reads before the start or past the end counts a value that
 // is not there.
 template <class T>
-kit::GuardedInput<T> guarded_input(const std::vector<T>& host, T fill) {
+std::size_t input_guard() {  // elements
   const auto guard_bytes = static_cast<std::size_t>(kit::param_int("input_guard_bytes"));
-  return kit::GuardedInput<T>(host, (guard_bytes + sizeof(T) - 1) / sizeof(T), fill);
+  return (guard_bytes + sizeof(T) - 1) / sizeof(T);
+}
+
+template <class T>
+kit::GuardedInput<T> guarded_input(const std::vector<T>& host, T fill) {
+  return kit::GuardedInput<T>(host, input_guard<T>(), fill);
+}
+
+// n elements made by element_at on the GPU, between the same guard zones: an input of a gigabyte,
+// with no gigabyte made on the host.
+template <class T, class ElementAt>
+kit::GuardedInput<T> guarded_input_made_on_device(std::size_t n, T fill, const ElementAt& element_at) {
+  kit::GuardedInput<T> input(n, input_guard<T>(), fill);
+  kit::make_on_device(input.data(), n, element_at);
+  return input;
 }
 
 // Counters in device memory followed by a guard zone, all poisoned before each call.
@@ -196,9 +210,7 @@ inline bool check_bytes(const ByteKernel& kernel, const Bytes& data, const std::
 // on the CPU would cost every submission seconds of every core.
 inline bool check_bytes_made_on_device(const ByteKernel& kernel, std::size_t n, const StreamByte& byte,
                                        const std::string& input, const std::string& look_at) {
-  const auto guard_bytes = static_cast<std::size_t>(kit::param_int("input_guard_bytes"));
-  kit::GuardedInput<std::uint8_t> d_data(n, guard_bytes);
-  kit::make_on_device(d_data.data(), n, byte);
+  const auto d_data = guarded_input_made_on_device(n, kit::poison_value<std::uint8_t>(), byte);
   return check_bytes_on_device(kernel, d_data.data(), static_cast<std::int64_t>(n),
                                kit::count_bins_on_device(n, kByteBins, StreamByteBin{byte}), input, look_at);
 }
@@ -231,9 +243,7 @@ inline bool check_floats(const std::vector<float>& values, float lo, float hi, i
 // check_floats_on_device on n values made by `value` on the GPU and counted there: a gigabyte made,
 // counted and copied on the CPU would cost every submission seconds of every core.
 inline bool check_floats_made_on_device(std::size_t n, const ValueAt& value, float hi, const std::string& input) {
-  const auto guard_bytes = static_cast<std::size_t>(kit::param_int("input_guard_bytes"));
-  kit::GuardedInput<float> d_values(n, (guard_bytes + sizeof(float) - 1) / sizeof(float), value.lo);
-  kit::make_on_device(d_values.data(), n, value);
+  const auto d_values = guarded_input_made_on_device(n, value.lo, value);
   return check_floats_on_device(d_values.data(), n, value.lo, hi, value.bins,
                                 kit::count_bins_on_device(n, value.bins, ValueBin{value, hi}), input, kLookAtFloats);
 }
