@@ -65,7 +65,7 @@ from grader.proc import run_process
 from grader.run.outcomes import CaseOutcome, RunInfo
 from grader.run.schedule import (Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, scored_measurements,
                                   time_reference)
-from grader.score import NOT_TIMED, Scored, score_lab, unmet_requirements
+from grader.score import NOT_TIMED, NOT_TIMED_WORTH_NO_POINTS, Scored, score_lab, unmet_requirements
 
 # Correctness test programs running at once on one GPU: each holds a CUDA context (about 0.5 GB)
 # and its inputs, and computes its CPU reference on a core of its own.
@@ -651,8 +651,7 @@ class ClassGrading:
     def _why_not_timed(self, case: str, outcomes: dict[str, CaseOutcome]) -> str:
         specs = [p for p in self.config.perf if p.case == case]
         if all(p.points == 0 for p in specs):
-            return ("not timed in class grading, because this measurement earns no points "
-                    "(`make grade` shows it for comparison).")
+            return NOT_TIMED_WORTH_NO_POINTS
         unmet = sorted({t for p in specs for t in unmet_requirements(self.config, p, outcomes)})
         return "not timed, because these correctness tests must pass first: " + "; ".join(unmet)
 

@@ -26,6 +26,9 @@ from grader.run.outcomes import CaseOutcome
 MESSAGE_LIMIT = 3000
 # The status of a timing case that was deliberately not run (class grading times only what can earn points).
 NOT_TIMED = "not_timed"
+# Why class grading did not take a measurement: it earns no points (classroom and _perf_item say it alike).
+NOT_TIMED_WORTH_NO_POINTS = ("not timed in class grading, because this measurement earns no points "
+                             "(`make grade` shows it for comparison).")
 
 
 @dataclass(frozen=True)
@@ -152,8 +155,7 @@ def _perf_item(spec: PerfSpec, config: LabConfig, outcomes: dict[str, CaseOutcom
     failing = unmet_requirements(config, spec, outcomes)
     mine = outcome.timing(spec.measurement)
     if mine is None and spec.points == 0:  # class grading takes only what scores (schedule.scored_measurements)
-        return 0.0, ("Not timed in class grading, because this measurement earns no points "
-                     "(`make grade` shows it for comparison).")
+        return 0.0, "No performance points: " + NOT_TIMED_WORTH_NO_POINTS
     if mine is None:
         return 0.0, f"No performance points: the timing case reported no measurement '{spec.measurement}'."
     summary = _describe(mine)

@@ -465,7 +465,8 @@ points = 0
     alice = results(tmp_path / "out", "alice")
     assert alice["score"] == MAX
     assert by_name(alice)["performance: toy_baseline"]["output"] == (
-        "Not timed in class grading, because this measurement earns no points (`make grade` shows it for comparison).")
+        "No performance points: not timed in class grading, because this measurement earns no points "
+        "(`make grade` shows it for comparison).")
     assert "toy_baseline" not in {t["name"] for t in alice["extra_data"]["timings"]["toy timing: fast"]}
 
 
