@@ -17,7 +17,7 @@ from pathlib import Path
 
 from grader import sandbox
 from grader.config import REPO_ROOT, ConfigError, LabConfig
-from grader.proc import ProcessResult, run_process, scrubbed_env
+from grader.proc import ProcessResult, cores, run_process, scrubbed_env
 
 ERROR_LINES_SHOWN = 40
 # Builds run at the lowest CPU priority: a class's builds share the cores with test programs, and a timing
@@ -118,7 +118,7 @@ def configure(config: LabConfig, build_dir: Path, student_dir: Path | None) -> B
 
 
 def _build_target(config: LabConfig, build_dir: Path, target: str) -> ProcessResult:
-    command = ["cmake", "--build", str(build_dir), "--target", target, "--parallel", str(os.cpu_count() or 2)]
+    command = ["cmake", "--build", str(build_dir), "--target", target, "--parallel", str(cores())]
     return _run_build(command, config, build_dir)
 
 

@@ -61,7 +61,7 @@ from grader.config import REPO_ROOT, LabConfig
 from grader.errors import GraderError, NoGpu
 from grader.gpulock import Gpu, GpuLock, list_gpus
 from grader.progress import Counts, Progress, read_counts
-from grader.proc import run_process
+from grader.proc import cores, run_process
 from grader.run.outcomes import CaseOutcome, RunInfo
 from grader.run.schedule import (Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, scored_measurements,
                                   time_reference)
@@ -80,11 +80,6 @@ ALONE_GATHER_S = 20.0
 LANE_TIMEOUT_S = 7 * 24 * 3600
 LANE_POLL_S = 1.0
 NO_GPU_EXIT = 3
-
-
-def cores() -> int:
-    """The cores this process may use (a Slurm task's share, not the whole node)."""
-    return len(os.sched_getaffinity(0))
 
 
 def default_jobs(gpu_jobs: int = DEFAULT_GPU_JOBS, lanes: int = 1) -> int:

@@ -67,6 +67,11 @@ class ProcessResult:
         return f"was killed by {name}{SIGNAL_MEANINGS.get(name, '')}"
 
 
+def cores() -> int:
+    """The cores this process may use (a Slurm task's or taskset's share, not the whole node)."""
+    return len(os.sched_getaffinity(0))
+
+
 def scrubbed_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {key: os.environ[key] for key in PASSED_THROUGH if key in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")

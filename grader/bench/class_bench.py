@@ -40,7 +40,7 @@ from pathlib import Path
 from grader import buildinfo, classroom, summary
 from grader.config import REPO_ROOT, LabConfig, load_lab
 from grader.errors import GraderError, NoGpu
-from grader.proc import interrupt_on_sigterm, run_process
+from grader.proc import cores, interrupt_on_sigterm, run_process
 
 KERNEL_START = re.compile(r"__global__\s+void\s+\w+\s*\([^)]*\)\s*\{")
 LAUNCH_LINE = re.compile(r"^\s*[\w:<>]+<<<.*>>>\(.*\);\s*$", re.M)
@@ -436,7 +436,7 @@ class MachineUse:
             self.sampler.terminate()
             self.sampler.wait()
         self.report = {
-            "cores": classroom.cores(),
+            "cores": cores(),
             "cpu_busy_share": cpu_busy_share(self.cpu, cpu_times()),
             "grading_cpu_s": round(children_cpu_s() - self.children, 1),
             "gpu_utilization": gpu_utilization(self._samples()),
@@ -485,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         submissions = out / "class"
         shutil.rmtree(submissions, ignore_errors=True)
         kinds = make_class(config, args.n, submissions)
-    report: dict = {"lab": args.lab, "n": len(kinds), "cores": classroom.cores(), "runs": []}
+    report: dict = {"lab": args.lab, "n": len(kinds), "cores": cores(), "runs": []}
     stop = threading.Event()
     rival = None
     if args.rival:
