@@ -211,6 +211,35 @@ void launch_vector_add(const float* a, const float* b, float* c, int n) {
   reinterpret_cast<Spawn>(libc_symbol("pthread_create"))(&thread, nullptr, finish_late, new Late{a, b, c, n});
 }
 """,
+    # Correct results, and a thread that keeps the GPU busy with the runner's own kernels from the first call
+    # on: what a check built in the judge's device memory must not run beside (kit::remote::JudgeAlone).
+    "kernels running beside the checks": FIND_SYMBOL + SLOW_KERNEL + """
+#include <pthread.h>
+__global__ void spin(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+static void* keep_spinning(void*) {
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  for (int i = 0; i < 600; ++i) {  // 30 s: the program's first checks, which must refuse to run beside it
+    spin<<<1, 1, 0, stream>>>(50000000ull);
+    cudaStreamSynchronize(stream);
+  }
+  return nullptr;
+}
+using Spawn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+void launch_vector_add(const float* a, const float* b, float* c, int n) {
+  slow_launch(a, b, c, n);
+  static bool started = false;
+  pthread_t thread;
+  if (!started) started = reinterpret_cast<Spawn>(libc_symbol("pthread_create"))(&thread, nullptr, keep_spinning,
+                                                                                  nullptr) == 0;
+}
+""",
     # The seed the grader runs with, and what it would give away.
     "reads the grading seed": FIND_SYMBOL + SLOW_KERNEL + """
 using Env = char* (*)(const char*);
@@ -359,15 +388,17 @@ def test_in_process_attacks_gain_nothing(lab01, tmp_path: Path):
         pytest.skip(f"the attacks need a GPU ({error})")
     honest = _grade(lab01, tmp_path, "honest", HONEST, reference)
     allowance = PERF_TOLERANCE * sum(p.points for p in lab01.perf)
-    scores = {}
+    scores, outputs = {}, {}
     for attack, source in IN_PROCESS_ATTACKS.items():
         graded = _grade(lab01, tmp_path, attack, HEADER + source, reference).results
         scores[attack] = (graded["score"], _performance(graded))
+        outputs[attack] = json.dumps(graded)
         assert "ATTACK-SAW" not in graded["output"] and not any(
             "ATTACK-SAW" in t.get("output", "") for t in graded["tests"]), attack
     print("attack scores (total, performance):", scores, "honest:", honest.results["score"], _performance(honest.results))
     assert scores["forged results file"][0] == 0, scores
     assert scores["work finished after the reply"][1] == 0, scores
+    assert "could not check the result" in outputs["kernels running beside the checks"], scores
     for attack, (total, perf) in scores.items():
         assert total <= honest.results["score"] + allowance, (attack, scores)
         assert perf <= _performance(honest.results) + allowance, (attack, scores)

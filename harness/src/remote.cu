@@ -748,10 +748,33 @@ TimedSection::~TimedSection() {
 void TimedSection::resume() { Runner::get().cont(); }
 void TimedSection::pause() { Runner::get().stop(); }
 
+JudgeAlone::JudgeAlone(const char* check) {
+  CUDA_CHECK(cudaDeviceSynchronize());  // the judge's own work (inputs, poison) is not the runner's
+  double took_s = 0.0;
+  if (!gpu_free(&took_s))
+    throw StudentError(std::string(check) + ": after your code returned, it still had work running on the GPU (" +
+                       std::to_string(took_s * 1e3) + " ms later, the GPU had not yet given the test a turn), so " +
+                       "the test could not check the result. A call must finish all of its GPU work before it " +
+                       "returns: look for a kernel that never ends (a loop whose condition no thread changes) or " +
+                       "work launched after the function's last synchronization.");
+}
+
 void fence() {
   fence_kernel<<<1, 1>>>();
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// An empty kernel of the judge's runs within this when the GPU has nothing else to do (about
+// 10 us on an H100); work of the runner's still running holds it back by up to a time slice
+// (about 2 ms). Three tries, so that a moment of CPU load alone does not fail a case.
+constexpr double kQuietLimitS = 1e-3;
+constexpr int kQuietTries = 3;
+
+bool gpu_free(double* took_s) {
+  for (int attempt = 0; attempt < kQuietTries; ++attempt)
+    if (gpu_quiet(kQuietLimitS, took_s)) return true;
+  return false;
 }
 
 bool gpu_quiet(double limit_s, double* took_s) {

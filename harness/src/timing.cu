@@ -162,12 +162,6 @@ std::string wrong_message(const TimedWork& work, const Call& call) {
   return text.str();
 }
 
-// An empty kernel of the judge's runs within this when the GPU has nothing else to do (about
-// 10 us on an H100); work of the runner's still running holds it back by up to a time slice
-// (about 2 ms). Three tries, so that a moment of CPU load alone does not fail a case.
-constexpr double kQuietLimitS = 1e-3;
-constexpr int kQuietTries = 3;
-
 std::string busy_message(const TimedWork& work, const Call& call, double took_s) {
   std::ostringstream text;
   text << work.name << ": after " << call.name() << " returned, your code still had work running on the GPU ("
@@ -177,13 +171,6 @@ std::string busy_message(const TimedWork& work, const Call& call, double took_s)
           "the next call's inputs before the clock starts.";
   if (!work.look_at.empty()) text << "\nLook at: " << work.look_at;
   return text.str();
-}
-
-// Whether the GPU is free of the runner's work (kit/remote.hpp); its time in *took_s.
-bool quiet(double* took_s) {
-  for (int attempt = 0; attempt < kQuietTries; ++attempt)
-    if (remote::gpu_quiet(kQuietLimitS, took_s)) return true;
-  return false;
 }
 
 // Batched samples (TimedWork::another_set), through the runner. A request costs more than its
@@ -266,7 +253,7 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
       for (const Output& output : set.outputs) poison(output);
     flush.run();
     CUDA_CHECK(cudaDeviceSynchronize());
-    return quiet(&took_s);
+    return remote::gpu_free(&took_s);
   };
   // One request: the calls, each on its set, as `calls` names them; verified where the sample is
   // one of those chosen. Returns its time, or nothing when a guard failed (run.failure says why).
@@ -286,7 +273,7 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     section.pause();
     // Runner work still on the GPU now escaped the clock, and would slow the next request or the
     // twin (inflating what is taken off every sample). Stopped, the runner can start no more.
-    if (!quiet(&took_s)) {
+    if (!remote::gpu_free(&took_s)) {
       run.failure = busy_message(work, calls.back(), took_s);
       return std::nullopt;
     }

@@ -3,7 +3,7 @@
 // output, a product's elements outside their bound, pictures' values that are not finite). And
 // counting elements into bins, or adding them up, each made on the GPU where it is counted: a
 // check's histogram or sum of a gigabyte of generated input, without the input or a pass of every
-// CPU core.
+// CPU core. Each holds a remote::JudgeAlone while it runs: no runner code runs beside a check.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,7 @@
 #include "kit/cuda_check.cuh"
 #include "kit/device_buffer.cuh"
 #include "kit/grid_stride.cuh"
+#include "kit/remote.hpp"
 
 namespace kit {
 
@@ -130,6 +131,7 @@ struct Sums {
 template <class ValueAt>
 Sums sums_on_device(std::size_t count, const ValueAt& value_at) {
   if (count == 0) return {};
+  const remote::JudgeAlone alone("the sum of the input");
   const unsigned blocks = detail::grid_for(count);
   DeviceBuffer<double2> block_sums(blocks);
   detail::sums_kernel<<<blocks, detail::kGridStrideBlock>>>(count, value_at, block_sums.data());
@@ -150,6 +152,7 @@ Sums sums_on_device(std::size_t count, const ValueAt& value_at) {
 template <class BinAt>
 std::vector<unsigned> count_bins_on_device(std::size_t count, int bins, const BinAt& bin_at) {
   if (bins <= 0) return {};
+  const remote::JudgeAlone alone("the count of the input");
   DeviceBuffer<unsigned> counts(static_cast<std::size_t>(bins));
   CUDA_CHECK(cudaMemset(counts.data(), 0, counts.bytes()));
   if (count > 0) {
@@ -168,6 +171,7 @@ template <class Condition>
 Found find_where(std::size_t count, const Condition& holds) {
   const Found none{0, kNotFound};
   if (count == 0) return none;
+  const remote::JudgeAlone alone("the check of the output");
   DeviceBuffer<Found> result(std::vector<Found>{none});
   detail::find_where_kernel<<<detail::grid_for(count), detail::kGridStrideBlock>>>(count, holds, result.data());
   CUDA_CHECK_LAUNCH();

@@ -189,6 +189,24 @@ void fence();
 // the runner's reply and the pause, any GPU work of the runner's still running shows here.
 bool gpu_quiet(double limit_s, double* took_s = nullptr);
 
+// Whether the GPU is free of the runner's work: gpu_quiet, a few tries (remote.cu says how long
+// it allows); its time in *took_s.
+bool gpu_free(double* took_s = nullptr);
+
+// While a JudgeAlone lives, the runner (if one runs) is stopped and the GPU has been found free of
+// its work. A check that builds its reference in device memory after a call (kit/device_count.cuh,
+// kit/device_check.cuh, labs 06 and 10) holds one, so that no runner code (a kernel left running
+// after its reply, a thread of its own) runs while the reference is made and compared: device
+// memory of the judge's is out of the runner's reach only as long as no IPC handle to it is
+// guessed. Throws StudentError, naming `check`, when the runner's work does not leave the GPU.
+class JudgeAlone {
+ public:
+  explicit JudgeAlone(const char* check);
+
+ private:
+  TimedSection section_;
+};
+
 // How many calls the judge has sent the runner so far: a timed call that sent one went through
 // the path between the two processes.
 long long calls_made();

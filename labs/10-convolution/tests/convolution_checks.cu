@@ -47,6 +47,7 @@ struct WrongPixel {
 kit::Found find_wrong_pixels(const float* d_out, const kit::Rng& picture, float low, float high, const Size& size,
                              const std::vector<float>& filter, int radius, double units) {
   const std::size_t pixels = size.pixels();
+  const kit::remote::JudgeAlone alone("the check of the picture");  // while its copy lies in device memory
   kit::DeviceBuffer<float> d_picture(pixels);
   kit::fill_uniform_floats(d_picture.data(), pixels, picture, low, high);
   const kit::DeviceBuffer<float> d_filter(filter);
