@@ -16,6 +16,9 @@ struct NotFinite {
 // Whether output pixel i is farther from the convolution in double than `units` times the sum of
 // the magnitudes of its products: convolution_reference::convolve_row's arithmetic, in its order
 // (a product of two floats is exact in double, so fused or not, every step rounds as the CPU's).
+// The row's taps are counted from the first one inside the picture, in a loop left rolled: nvcc
+// 13.0 at -O3 compiled the CPU's form (dx from max(-r, -x) to min(r, width - 1 - x)) into code that
+// added taps past the picture's right edge (an H100 run on 2026-11-27; right at -G).
 struct WrongPixel {
   const float* got;
   const float* picture;  // the judge's own copy of the input
@@ -27,13 +30,14 @@ struct WrongPixel {
     const int x = static_cast<int>(i - static_cast<std::size_t>(y) * width);
     const int side = 2 * radius + 1;
     const int dy_first = max(-radius, -y), dy_last = min(radius, height - 1 - y);
-    const int dx_first = max(-radius, -x), dx_last = min(radius, width - 1 - x);
+    const int dx_first = max(-radius, -x), taps = min(radius, width - 1 - x) - dx_first + 1;
     double sum = 0.0, abs_sum = 0.0;
     for (int dy = dy_first; dy <= dy_last; ++dy) {
-      const float* pixels = picture + static_cast<std::size_t>(y + dy) * width + x;
-      const float* weights = filter + (dy + radius) * side + radius;
-      for (int dx = dx_first; dx <= dx_last; ++dx) {
-        const double product = static_cast<double>(weights[dx]) * pixels[dx];
+      const float* pixels = picture + static_cast<std::size_t>(y + dy) * width + (x + dx_first);
+      const float* weights = filter + (dy + radius) * side + (radius + dx_first);
+#pragma unroll 1
+      for (int k = 0; k < taps; ++k) {
+        const double product = static_cast<double>(weights[k]) * pixels[k];
         sum += product;
         abs_sum += fabs(product);
       }
