@@ -569,7 +569,7 @@ class ClassGrading:
                 try:
                     state.run.run_alone(self.tests.alone)
                     timed = self._timing_possible(state)  # now that the serial tests have run
-                    state.run.run_alone(timed)
+                    state.run.run_timed(timed)
                     state.run.time_again_near_thresholds(timed, self.reference.outcomes)
                 except Exception as error:  # noqa: BLE001
                     self._grader_problem(state, error)

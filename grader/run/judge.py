@@ -139,11 +139,12 @@ class _CaseClock:
 
 
 def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
-              limits: sandbox.Limits | None = None, one_work_queue: bool = True) -> dict[str, CaseOutcome]:
+              limits: sandbox.Limits | None = None, one_work_queue: bool = True, beside_others: bool = True,
+              measure_only: frozenset[str] | None = None) -> dict[str, CaseOutcome]:
     """The settled outcomes of several (name, timeout) test cases run in one process (the config keeps doctest's
     filter syntax out of case names, so a comma-separated list names exactly them), so that they share one
     sandbox start and one CUDA context instead of one each (under load, most of a small case's time). Each case
-    keeps its own time limit (_CaseClock). Settled are only the cases that passed in a program that then exited
+    keeps its own time limit (_CaseClock). `beside_others`, `one_work_queue` and `measure_only` as for run_case. Settled are only the cases that passed in a program that then exited
     on its own, or before it was stopped for a case that ran past its limit, and that case itself (timed out).
     Everything else, a failure, a crash and the cases after it, is for the caller to run again alone, so that
     no case is judged by what another one left behind."""
@@ -154,7 +155,7 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
     timeouts = dict(cases)
     clock = _CaseClock(results, timeouts)
     process = _start(binary, ["--test-case=" + ",".join(timeouts), "--no-colors"], workdir,
-                     _env(workdir, results, seed, beside_others=True, one_work_queue=one_work_queue),
+                     _env(workdir, results, seed, beside_others, one_work_queue, measure_only),
                      sum(timeouts.values()) + LISTING_TIMEOUT_S,
                      limits, watch=clock)
     records = read_records(results)

@@ -215,7 +215,7 @@ class ProgramRun:
         settled: dict[str, CaseOutcome] = {}
         if together:
             before_each()
-            settled = self._shared(self._settle_together, together)
+            settled = self._shared(lambda cases: self._settle_together(cases, "shared"), together)
         for case in (c for c in cases if c not in settled):
             before_each()
             self._shared(lambda c: self._run_and_book(c, "shared"), case)
@@ -225,6 +225,19 @@ class ProgramRun:
         (hold(lock, alone=True)), over this program's cases or over a batch of programs."""
         for case in cases:
             self._run_and_book(case, "alone")
+
+    def run_timed(self, cases: list[str]) -> None:
+        """Timing cases, while the caller holds the GPU lock exclusively: together in one program where there are
+        two or more, then each case that did not settle there in a program of its own (run_alone). A timing
+        program's start and exit (the sandbox, the judge's, the runner's and the twin's CUDA contexts) took most
+        of a short timing case's time alone on the GPU; one program for all of them pays it once. The reference
+        is timed the same way (time_reference), in the same order, so each ratio compares like with like. A
+        serial test keeps a program of its own: what it reads of the GPU (its free memory) must not depend on
+        what an earlier case in the same processes left behind."""
+        wrappers = sanitizer_wrappers(self.config, cases)
+        together = [c for c in cases if c not in wrappers]
+        settled = self._settle_together(together, "alone") if len(together) > 1 else {}
+        self.run_alone([c for c in cases if c not in settled])
 
     def time_again_near_thresholds(self, cases: list[str], reference: dict[str, CaseOutcome]) -> None:
         """Time again each timing case of `cases` that passed with a ratio to `reference` near full_at or zero_at
@@ -281,18 +294,19 @@ class ProgramRun:
         self.case_s[case] = {"run": round(time.monotonic() - started, 3), "test": round(outcome.seconds, 3)}
         self.outcomes[case] = outcome
 
-    def _settle_together(self, cases: list[str]) -> dict[str, CaseOutcome]:
-        """`cases` (from share_a_program) in one program (judge.run_group): the outcomes it settles are booked,
-        each with an even share of the program's seconds, a case that ran out of time spending the budget. The
-        caller runs each case it did not settle alone, so that the outcome of a case that failed or crashed is
-        always its own run's."""
+    def _settle_together(self, cases: list[str], held: str) -> dict[str, CaseOutcome]:
+        """`cases` (none under compute-sanitizer) in one program (judge.run_group), with the GPU held as `held` says
+        ("shared" or "alone"): the outcomes it settles are booked, each with an even share of the program's
+        seconds, a case that ran out of time spending the budget. The caller runs each case it did not settle in
+        a program of its own, so that the outcome of a case that failed or crashed is always its own run's."""
         if self.budget.spent_by is not None:
             return {}
         started = time.monotonic()
-        with self._program(cases, "shared"):
+        with self._program(cases, held):
             settled = judge.run_group(self.binary, [(c, case_timeout(self.config, c)) for c in cases], self.workdir,
                                       seed_for(self.config), self.config.run_limits,
-                                      one_work_queue=not self.config.concurrent_streams)
+                                      one_work_queue=not self.config.concurrent_streams,
+                                      beside_others=held == "shared", measure_only=self.measure_only)
         share = (time.monotonic() - started) / len(cases)
         for name, outcome in settled.items():
             self.outcomes[name] = outcome if outcome.passed else self.budget.run(name, lambda o=outcome: o)
@@ -332,8 +346,10 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
         order = plan(config, wanted)
         program.run_beside(order.beside)
         if order.alone:
+            timed = [c for c in order.alone if c in config.timing_cases]
             with hold(lock, alone=True) as waited:
-                program.run_alone(order.alone)
+                program.run_alone([c for c in order.alone if c not in timed])  # the serial tests
+                program.run_timed(timed)
             program.lock_wait["exclusive_s"] += waited
     return replace(program.evaluation(wanted), seconds=time.monotonic() - started)
 

@@ -37,7 +37,8 @@ for name in [c for c in cases if c in wanted]:
         time.sleep(600)
     if name == "crashes":
         os.kill(os.getpid(), signal.SIGSEGV)
-    record(kind="timing", case=name, name="k", median_s=0.5, rate=2.0, unit="GB/s")
+    record(kind="timing", case=name, name="k", median_s=0.5, rate=2.0, unit="GB/s", pid=os.getpid(),
+           gpu_wait=os.environ.get("KIT_GPU_WAIT"), measure_only=os.environ.get("KIT_MEASURE_ONLY"))
     status = "failed" if name == "fails" else "passed"
     failed = failed or status == "failed"
     record(kind="case", case=name, status=status, seconds=0.1,
@@ -138,6 +139,33 @@ def test_a_crash_leaves_every_case_of_its_program_to_run_alone(tmp_path: Path):
     assert run_group(program, [("passes", 10), ("crashes", 10), ("cpu", 10)], tmp_path, seed=3) == {}
     # passed, then the program died on its way out: which case is to blame is for runs alone to tell
     assert run_group(program, [("passes", 10), ("crashes after", 10)], tmp_path, seed=3) == {}
+
+
+def test_cases_timed_together_spin_and_take_only_the_listed_measurements(tmp_path: Path):
+    settled = run_group(stand_in(tmp_path), [("passes", 10), ("cpu", 10)], tmp_path, seed=3, beside_others=False,
+                        measure_only=frozenset({"k"}))
+    assert settled["passes"].timing("k")["gpu_wait"] is None  # a program that times keeps the spinning wait
+    assert settled["passes"].timing("k")["measure_only"] == "k"
+    beside = run_group(stand_in(tmp_path), [("passes", 10), ("cpu", 10)], tmp_path, seed=3)
+    assert beside["passes"].timing("k")["gpu_wait"] == "block" and beside["passes"].timing("k")["measure_only"] is None
+
+
+def timed_lab(tmp_path: Path):
+    """A lab whose timing cases are the stand-in's 'passes', 'fails' and 'cpu', and whose one test is serial."""
+    perf = "".join(f'\n[[perf]]\ncase = "{name}"\nmeasurement = "k"\npoints = 1\n' for name in ("passes", "fails", "cpu"))
+    tests = '\n[[tests]]\nname = "crashes after"\npoints = 1\nserial = true\n'
+    write(tmp_path / "repo/labs/71-timed/lab.toml", TOY_CONFIG_HEAD + tests + perf)
+    return load_lab("71-timed", tmp_path / "repo")
+
+
+def test_timing_cases_share_one_program_and_a_failed_one_runs_again_alone(tmp_path: Path):
+    run = evaluate(timed_lab(tmp_path), stand_in(tmp_path), tmp_path / "run")
+    programs = [(p["cases"], p["hold"]) for p in run.programs if p["cases"]]  # not the listing
+    # the serial test in a program of its own; the timing cases together; the failure again in its own
+    assert programs == [(["crashes after"], "alone"), (["passes", "fails", "cpu"], "alone"), (["fails"], "alone")]
+    assert run.outcomes["passes"].passed and run.outcomes["cpu"].passed
+    assert run.outcomes["passes"].timing("k")["pid"] == run.outcomes["cpu"].timing("k")["pid"]
+    assert run.outcomes["fails"].status == "failed" and run.outcomes["crashes after"].status == "crashed"
 
 
 def test_a_case_that_hangs_in_a_shared_program_has_its_own_time_limit(tmp_path: Path):
