@@ -140,14 +140,17 @@ class _CaseClock:
 
 def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
               limits: sandbox.Limits | None = None, one_work_queue: bool = True, beside_others: bool = True,
-              measure_only: frozenset[str] | None = None) -> dict[str, CaseOutcome]:
+              measure_only: frozenset[str] | None = None,
+              wrapper: sanitizer.Wrapper | None = None) -> dict[str, CaseOutcome]:
     """The settled outcomes of several (name, timeout) test cases run in one process (the config keeps doctest's
     filter syntax out of case names, so a comma-separated list names exactly them), so that they share one
     sandbox start and one CUDA context instead of one each (under load, most of a small case's time). Each case
-    keeps its own time limit (_CaseClock). `beside_others`, `one_work_queue` and `measure_only` as for run_case. Settled are only the cases that passed in a program that then exited
-    on its own, or before it was stopped for a case that ran past its limit, and that case itself (timed out).
-    Everything else, a failure, a crash and the cases after it, is for the caller to run again alone, so that
-    no case is judged by what another one left behind."""
+    keeps its own time limit (_CaseClock). `beside_others`, `one_work_queue` and `measure_only` as for run_case.
+    Settled are only the cases that passed in a program that then exited on its own, or before it was stopped
+    for a case that ran past its limit, and that case itself (timed out). Everything else, a failure, a crash
+    and the cases after it, is for the caller to run again alone, so that no case is judged by what another one
+    left behind. Under compute-sanitizer (`wrapper`), whose report names no test case, the passes settle only
+    when the program ran every case and exited cleanly; otherwise only a case that ran past its limit does."""
     if not cases:
         return {}
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="group-", suffix=".jsonl", delete=False) as f:
@@ -157,7 +160,7 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
     process = _start(binary, ["--test-case=" + ",".join(timeouts), "--no-colors"], workdir,
                      _env(workdir, results, seed, beside_others, one_work_queue, measure_only),
                      sum(timeouts.values()) + LISTING_TIMEOUT_S,
-                     limits, watch=clock)
+                     limits, wrapper, watch=clock)
     records = read_records(results)
     settled: dict[str, CaseOutcome] = {}
     if clock.overdue is not None:
@@ -165,14 +168,27 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
             f"The test program did not finish this test within its time limit ({timeouts[clock.overdue]:.0f} s) and "
             f"was killed: a kernel that never finishes, a loop that never ends, or a wait on work that never comes."],
             seconds=time.monotonic() - clock.started[clock.overdue])
+    if wrapper is not None:
+        # compute-sanitizer's verdict is the whole program's exit code, and its report names no test case: a
+        # finding, a failure or a crash leaves every case (but one past its limit) to run alone.
+        if clock.overdue is None and process.returncode == 0 and not process.timed_out:
+            settled.update(_passed(records, timeouts))
+        return settled
     exited_itself = not process.timed_out and process.returncode in (0, 1)  # 1: some test failed
     if exited_itself or clock.overdue is not None:
-        for record in records:
-            name = record.get("case")
-            if record.get("kind") == "case" and name in timeouts and record.get("status") == "passed":
-                timings = [r for r in records if r.get("kind") == "timing" and r.get("case") == name]
-                settled[name] = CaseOutcome(name, "passed", [], timings, float(record.get("seconds", 0.0)))
+        settled.update(_passed(records, timeouts))
     return settled
+
+
+def _passed(records: list[dict], cases: dict[str, float]) -> dict[str, CaseOutcome]:
+    """The outcomes of the cases of `cases` whose records say they passed, with their timings."""
+    passed = {}
+    for record in records:
+        name = record.get("case")
+        if record.get("kind") == "case" and name in cases and record.get("status") == "passed":
+            timings = [r for r in records if r.get("kind") == "timing" and r.get("case") == name]
+            passed[name] = CaseOutcome(name, "passed", [], timings, float(record.get("seconds", 0.0)))
+    return passed
 
 
 def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutcome:

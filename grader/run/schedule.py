@@ -71,12 +71,18 @@ def sanitizer_wrappers(config: LabConfig, names: list[str]) -> dict[str, sanitiz
     return {name: sanitizer.Wrapper(executable, tool) for name, tool in tools.items()}
 
 
-def share_a_program(config: LabConfig, cases: list[str]) -> list[str]:
-    """The cases of `cases` that can run together in one program (none unless at least two): those not under
-    compute-sanitizer and not needing the GPU alone."""
+def groups_sharing_a_program(config: LabConfig,
+                             cases: list[str]) -> list[tuple[list[str], sanitizer.Wrapper | None]]:
+    """The cases of `cases` that may share the GPU and can run together, each group in one program: those not
+    under compute-sanitizer, then those under each of its tools (one sanitizer start for all of them; one
+    report, which names no case, so they settle only when it found nothing). Each group has two cases or more."""
     wrappers = sanitizer_wrappers(config, cases)
-    together = [c for c in cases if c not in wrappers and not needs_gpu_alone(config, c)]
-    return together if len(together) > 1 else []
+    beside = [c for c in cases if not needs_gpu_alone(config, c)]
+    groups: list[tuple[list[str], sanitizer.Wrapper | None]] = [([c for c in beside if c not in wrappers], None)]
+    for tool in dict.fromkeys(w.tool for w in wrappers.values()):
+        under = [c for c in beside if c in wrappers and wrappers[c].tool == tool]
+        groups.append((under, wrappers[under[0]] if under else None))
+    return [(group, wrapper) for group, wrapper in groups if len(group) > 1]
 
 
 @dataclass(frozen=True)
@@ -211,11 +217,10 @@ class ProgramRun:
         """`cases` (plan(...).beside) under the shared lock, one hold a program: those that can share a program
         together, then each case that did not settle there in a program of its own. `before_each` is called
         before each program starts, and may raise to stop the run there (a class grading's Ctrl-C)."""
-        together = share_a_program(self.config, cases)
         settled: dict[str, CaseOutcome] = {}
-        if together:
+        for together, wrapper in groups_sharing_a_program(self.config, cases):
             before_each()
-            settled = self._shared(lambda cases: self._settle_together(cases, "shared"), together)
+            settled.update(self._shared(lambda group: self._settle_together(group, "shared", wrapper), together))
         for case in (c for c in cases if c not in settled):
             before_each()
             self._shared(lambda c: self._run_and_book(c, "shared"), case)
@@ -294,9 +299,10 @@ class ProgramRun:
         self.case_s[case] = {"run": round(time.monotonic() - started, 3), "test": round(outcome.seconds, 3)}
         self.outcomes[case] = outcome
 
-    def _settle_together(self, cases: list[str], held: str) -> dict[str, CaseOutcome]:
-        """`cases` (none under compute-sanitizer) in one program (judge.run_group), with the GPU held as `held` says
-        ("shared" or "alone"): the outcomes it settles are booked, each with an even share of the program's
+    def _settle_together(self, cases: list[str], held: str,
+                         wrapper: sanitizer.Wrapper | None = None) -> dict[str, CaseOutcome]:
+        """`cases` in one program (judge.run_group), under compute-sanitizer when `wrapper` says so, with the GPU
+        held as `held` says ("shared" or "alone"): the outcomes it settles are booked, each with an even share of the program's
         seconds, a case that ran out of time spending the budget. The caller runs each case it did not settle in
         a program of its own, so that the outcome of a case that failed or crashed is always its own run's."""
         if self.budget.spent_by is not None:
@@ -306,7 +312,8 @@ class ProgramRun:
             settled = judge.run_group(self.binary, [(c, case_timeout(self.config, c)) for c in cases], self.workdir,
                                       seed_for(self.config), self.config.run_limits,
                                       one_work_queue=not self.config.concurrent_streams,
-                                      beside_others=held == "shared", measure_only=self.measure_only)
+                                      beside_others=held == "shared", measure_only=self.measure_only,
+                                      wrapper=wrapper)
         share = (time.monotonic() - started) / len(cases)
         for name, outcome in settled.items():
             self.outcomes[name] = outcome if outcome.passed else self.budget.run(name, lambda o=outcome: o)

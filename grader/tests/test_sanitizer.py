@@ -11,8 +11,9 @@ import pytest
 from grader import sanitizer
 from grader.config import load_lab
 from grader.errors import GraderError
-from grader.run.judge import run_case
+from grader.run.judge import run_case, run_group
 from grader.run.schedule import evaluate, sanitizer_wrappers
+from grader.tests.conftest import TOY_CONFIG_HEAD, write
 from grader.tests.test_run import stand_in
 
 MEMCHECK_OUTPUT = """\
@@ -101,7 +102,8 @@ options = %d
 program = sys.argv[1 + options:]
 print("========= COMPUTE-SANITIZER", flush=True)
 code = subprocess.run(program).returncode
-if "--test-case=fails" in program:
+cases = next(a.split("=", 1)[1] for a in program if a.startswith("--test-case=")).split(",")
+if "fails" in cases:
     print(%r, end="")
     sys.exit(%d)
 print("========= ERROR SUMMARY: 0 errors")
@@ -128,6 +130,30 @@ def test_a_case_run_under_the_sanitizer_fails_with_its_report_first(tmp_path: Pa
     assert found.messages[1] == "Wrong result for input: n = 3 (seed 42)"  # the test's own report comes after
     late = run_case(program, "crashes after", 10, tmp_path, seed=42, wrapper=wrapper)
     assert late.status == "crashed"  # no finding: an ordinary crash stays one
+
+
+def test_cases_under_one_sanitizer_settle_only_when_it_found_nothing(tmp_path: Path):
+    wrapper = sanitizer.Wrapper(fake_sanitizer(tmp_path), "memcheck")
+    program = stand_in(tmp_path)
+    clean = run_group(program, [("passes", 10), ("cpu", 10)], tmp_path, seed=42, wrapper=wrapper)
+    assert sorted(clean) == ["cpu", "passes"] and clean["passes"].passed
+    # the report names no case: "passes" may have been the one at fault, so both run again alone
+    assert run_group(program, [("passes", 10), ("fails", 10)], tmp_path, seed=42, wrapper=wrapper) == {}
+
+
+def test_a_sanitizer_finding_in_a_shared_program_is_told_by_each_case_run_alone(tmp_path: Path, monkeypatch):
+    tests = "".join(f'\n[[tests]]\nname = "{name}"\npoints = 1\nsanitizer = "memcheck"\n'
+                    for name in ("passes", "fails", "cpu"))
+    write(tmp_path / "repo/labs/72-sanitized/lab.toml", TOY_CONFIG_HEAD + tests)
+    config = load_lab("72-sanitized", tmp_path / "repo")
+    monkeypatch.setattr(sanitizer, "find", lambda search_path=None: fake_sanitizer(tmp_path))
+    clean = evaluate(config, stand_in(tmp_path), tmp_path / "clean", ["passes", "cpu"])
+    assert [p["cases"] for p in clean.programs if p["cases"]] == [["passes", "cpu"]]  # one sanitizer start
+    found = evaluate(config, stand_in(tmp_path), tmp_path / "found")
+    assert [p["cases"] for p in found.programs if p["cases"]] == [["passes", "fails", "cpu"], ["passes"], ["fails"],
+                                                                    ["cpu"]]
+    assert found.outcomes["passes"].passed and found.outcomes["cpu"].passed
+    assert found.outcomes["fails"].messages[0].startswith("compute-sanitizer (memcheck) found an error")
 
 
 def test_grading_refuses_to_start_without_the_sanitizer(toy_repo: Path, tmp_path: Path, monkeypatch):
