@@ -156,6 +156,17 @@ static void* libc_symbol(const char* wanted) {
 }
 """
 
+# A kernel that keeps the GPU busy for `ns` nanoseconds of its global timer.
+KEEP_BUSY = """
+__global__ void keep_busy(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+"""
+
 # Pass the build, and try what only a separate process stops (the judge/runner split, harness/runner/).
 IN_PROCESS_ATTACKS = {
     # No kernel at all: append "passed" records and a fast timing to the results file, then leave.
@@ -213,20 +224,13 @@ void launch_vector_add(const float* a, const float* b, float* c, int n) {
 """,
     # Correct results, and a thread that keeps the GPU busy with the runner's own kernels from the first call
     # on: what a check built in the judge's device memory must not run beside (kit::remote::JudgeAlone).
-    "kernels running beside the checks": FIND_SYMBOL + SLOW_KERNEL + """
+    "kernels running beside the checks": FIND_SYMBOL + SLOW_KERNEL + KEEP_BUSY + """
 #include <pthread.h>
-__global__ void spin(unsigned long long ns) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
 static void* keep_spinning(void*) {
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   for (int i = 0; i < 600; ++i) {  // 30 s: the program's first checks, which must refuse to run beside it
-    spin<<<1, 1, 0, stream>>>(50000000ull);
+    keep_busy<<<1, 1, 0, stream>>>(50000000ull);
     cudaStreamSynchronize(stream);
   }
   return nullptr;
@@ -353,14 +357,7 @@ def test_timing_tricks_gain_nothing_over_the_honest_slow_kernel(lab01, tmp_path:
 # The runner starts with the test program, before the judge times its ceilings: a kernel launched from a
 # static constructor, still running then, would leave the copy ceiling without a median (and so no rate
 # implausible against it), unless the ceiling's own quiet-GPU guard fails the case.
-BUSY_AT_START = """
-__global__ void keep_busy(unsigned long long ns) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
+BUSY_AT_START = KEEP_BUSY + """
 struct BusyAtStart {
   BusyAtStart() { keep_busy<<<1, 1>>>(8000000000ull); }
 } busy_at_start;
