@@ -109,6 +109,11 @@ def pace_line(lab: str, entry: dict, students: int) -> str:
     if entry.get("slurm"):
         line += (f"; a Slurm array of {entry['slurm']['shards']} GPUs (grader slurm --shards "
                  f"{entry['slurm']['shards']}) takes about {entry['slurm']['task_s']:.0f} s")
+    if students < CLASS_SIZE and not entry["within_class_target"]:
+        # Measured 2026-11-27: at N = 20, lab 01's last program ended 82 s in, with the cores 10 % busy.
+        line += (f". A class of {students} also pays the reference's build and one student's whole grading, start "
+                 f"to finish, before its pace settles, so it overstates a class of {CLASS_SIZE}: run N={CLASS_SIZE} "
+                 f"to know")
     return line
 
 
