@@ -77,12 +77,11 @@ def groups_sharing_a_program(config: LabConfig,
     under compute-sanitizer, then those under each of its tools (one sanitizer start for all of them; one
     report, which names no case, so they settle only when it found nothing). Each group has two cases or more."""
     wrappers = sanitizer_wrappers(config, cases)
-    beside = [c for c in cases if not needs_gpu_alone(config, c)]
-    groups: list[tuple[list[str], sanitizer.Wrapper | None]] = [([c for c in beside if c not in wrappers], None)]
-    for tool in dict.fromkeys(w.tool for w in wrappers.values()):
-        under = [c for c in beside if c in wrappers and wrappers[c].tool == tool]
-        groups.append((under, wrappers[under[0]] if under else None))
-    return [(group, wrapper) for group, wrapper in groups if len(group) > 1]
+    groups: dict[sanitizer.Wrapper | None, list[str]] = {None: []}  # those under no sanitizer first
+    for case in cases:
+        if not needs_gpu_alone(config, case):
+            groups.setdefault(wrappers.get(case), []).append(case)
+    return [(group, wrapper) for wrapper, group in groups.items() if len(group) > 1]
 
 
 @dataclass(frozen=True)
