@@ -511,18 +511,19 @@ class ClassGrading:
         self.judge_listed = self.judge_listed or state.run.info
         state.run.run_beside(self.tests.beside, before_each=self._check_stop)
         state.phases_s["correctness_s"] = time.monotonic() - started
-        if self.tests.alone or self._timing_possible(state, assume_serial_pass=True):
+        if self.tests.alone or state.run.busy_beside or self._timing_possible(state, assume_alone_pass=True):
             self.alone.put(state)
         else:
             self._score(state)
 
-    def _timing_possible(self, state: _Student, assume_serial_pass: bool = False) -> list[str]:
-        """The timing cases worth running for this student: they earn points and what they require passed."""
-        serial = {t.name for t in self.config.tests if t.serial} if assume_serial_pass else set()
+    def _timing_possible(self, state: _Student, assume_alone_pass: bool = False) -> list[str]:
+        """The timing cases worth running for this student: they earn points and what they require passed (or,
+        with `assume_alone_pass`, is still to run alone: the serial tests, those that found the GPU busy)."""
+        alone = set(self.tests.alone + state.run.busy_beside) if assume_alone_pass else set()
         cases = []
         for spec in self.config.perf:
             if spec.points > 0 and spec.case not in cases and not [
-                    t for t in unmet_requirements(self.config, spec, state.run.outcomes) if t not in serial]:
+                    t for t in unmet_requirements(self.config, spec, state.run.outcomes) if t not in alone]:
                 cases.append(spec.case)
         return cases
 
@@ -567,7 +568,7 @@ class ClassGrading:
                     break
                 started = time.monotonic()
                 try:
-                    state.run.run_alone(self.tests.alone)
+                    state.run.run_alone(self.tests.alone + state.run.busy_beside)
                     timed = self._timing_possible(state)  # now that the serial tests have run
                     state.run.run_timed(timed)
                     state.run.time_again_near_thresholds(timed, self.reference.outcomes)

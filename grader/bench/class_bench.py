@@ -306,6 +306,25 @@ def _thirds(values: list[float]) -> list[float]:
     return [round(statistics.median(part), 3) for part in cut if part]
 
 
+def reference_copies_losing_points(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> dict:
+    """Each test on which a reference copy lost points: how many copies did, which (their results and report.txt
+    say why) and, for a public test or a performance item, the first line of what the first one was told (a
+    hidden test's text stays in solutions/, as its name does). Empty when every copy had full marks."""
+    shown = public_name(config)
+    losses: dict[str, dict] = {}
+    for student in sorted(s for s, k in kinds.items() if k == "reference" and s in results):
+        for test in results[student]["tests"]:
+            if test["score"] >= test["max_score"]:
+                continue
+            name = shown.get(test["name"], test["name"])
+            entry = losses.setdefault(name, {"copies": 0, "students": []})
+            entry["copies"] += 1
+            entry["students"].append(student)
+            if name == test["name"] and "told" not in entry:
+                entry["told"] = test.get("output", "").strip().splitlines()[0][:300] if test.get("output") else ""
+    return losses
+
+
 def reference_copies_timed(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> dict:
     """How the copies of the reference timed against the reference timing they were scored on, per measurement
     that earns points: their ratios (1 is the reference's own time), how many were past full_at, and the median
@@ -372,6 +391,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
         "references_full_marks": f"{sum(s >= config.autograded_points for s in references)}/{len(references)}",
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),
+        "reference_copies_losing_points": reference_copies_losing_points(config, kinds, results),
         "reference_copies_timed": reference_copies_timed(config, kinds, results),
         # each lane's reference, timed at the start and again at the end (summary.reference_timings_text)
         "reference_timed_again": [json.loads(p.read_text()) for p in

@@ -207,7 +207,8 @@ def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutc
         if status == "passed" and process.returncode not in (0, None):
             status = "crashed"  # passed, then died on the way out (e.g. a fault in a destructor)
             messages.append(f"The test passed, but the program then {process.describe_exit()}.")
-        return CaseOutcome(case, status, messages, timings, float(ended.get("seconds", process.seconds)), tail)
+        return CaseOutcome(case, status, messages, timings, float(ended.get("seconds", process.seconds)), tail,
+                           gpu_busy=bool(ended.get("gpu_busy")))
     if started:
         return CaseOutcome(case, "crashed", [f"The test program {process.describe_exit()} during this test."],
                            timings, process.seconds, tail)

@@ -12,6 +12,8 @@ self-check run every case through a ProgramRun, so that all three decide alike:
 - Cases that need the GPU alone (timing, and tests marked serial: they read
   device-wide free memory) run each in a program of its own while the caller
   holds the lock exclusively: `evaluate` over one program, a class over a batch.
+  So does a case that ran beside others and found the GPU busy where its check
+  needs it free of the runner's work: there, others' work looks the same.
 - A program has a budget: once one of its cases runs out of time or memory, its
   remaining cases are not run, so one hostile submission costs about one timeout.
 - A timing case whose ratio to the reference lies near a threshold can be timed
@@ -190,6 +192,9 @@ class ProgramRun:
     # The measurements a timing case takes (judge._env's measure_only); None: every one. Class grading takes
     # only those scores rest on (scored_measurements).
     measure_only: frozenset[str] | None = None
+    # Cases run beside other programs whose check found the GPU busy (CaseOutcome.gpu_busy), where their work
+    # looks like the runner's: the caller runs them again with run_alone, under its exclusive hold.
+    busy_beside: list[str] = field(default_factory=list)
 
     def list_cases(self, cases: list[str], known: RunInfo | None = None) -> bool:
         """List the program's cases under the shared lock and note the GPU it sees (NoGpu when it sees none).
@@ -223,6 +228,8 @@ class ProgramRun:
         for case in (c for c in cases if c not in settled):
             before_each()
             self._shared(lambda c: self._run_and_book(c, "shared"), case)
+            if self.outcomes[case].gpu_busy:
+                self.busy_beside.append(case)
 
     def run_alone(self, cases: list[str]) -> None:
         """Each of `cases` in a program of its own, while the caller holds the GPU lock exclusively
@@ -351,10 +358,11 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
     if program.list_cases(wanted):
         order = plan(config, wanted)
         program.run_beside(order.beside)
-        if order.alone:
+        if order.alone or program.busy_beside:
             timed = [c for c in order.alone if c in config.timing_cases]
             with hold(lock, alone=True) as waited:
-                program.run_alone([c for c in order.alone if c not in timed])  # the serial tests
+                # the serial tests, and those that found the GPU busy beside other programs
+                program.run_alone([c for c in order.alone if c not in timed] + program.busy_beside)
                 program.run_timed(timed)
             program.lock_wait["exclusive_s"] += waited
     return replace(program.evaluation(wanted), seconds=time.monotonic() - started)

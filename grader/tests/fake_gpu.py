@@ -4,7 +4,7 @@
 toy.cu it writes this program, told how to behave by the comment line
 `// fake: {...}` in toy.cu (or `// fake: compile error`): which cases fail, hang or crash, the medians its timing
 reports (a megabyte's work, so 1 ms is 1 GB/s) and those of measurements it reports before it (`stages`), a
-timing that is implausible, the GPU's name, whether it is a split lab's judge (a runner file
+timing that is implausible, cases whose check finds the GPU busy when they run beside others (`busy_beside`), the GPU's name, whether it is a split lab's judge (a runner file
 beside it). The program lists
 its cases and runs one per call as a harness-built program does (the JSON
 records in $KIT_RESULTS), and logs when each run started and ended, so that
@@ -52,7 +52,9 @@ for name in [c for c in cases if c in wanted]:
     time.sleep(behaviour.get("seconds", 0.05))
     # As the harness does, a rate past what the hardware allows is recorded, then fails its case.
     too_fast = name in behaviour.get("implausible", [])
-    status = "failed" if name in behaviour.get("fail", []) or too_fast else "passed"
+    # A check that needs the GPU free of the runner's work, beside programs whose work keeps it busy (gpu_free).
+    busy = name in behaviour.get("busy_beside", []) and os.environ.get("KIT_GPU_WAIT") == "block"
+    status = "failed" if name in behaviour.get("fail", []) or too_fast or busy else "passed"
     failed = failed or status == "failed"
     if name in behaviour.get("timing", []):
         counter = os.path.join(os.path.dirname(BEHAVIOUR), "timing-runs")
@@ -69,8 +71,8 @@ for name in [c for c in cases if c in wanted]:
                    unit="GB/s", samples=[stage_median])
         record(kind="timing", case=name, name=behaviour["measurement"], median_s=median,
                rate=0.001 / median, unit="GB/s", samples=[0.001], implausible=too_fast)
-    record(kind="case", case=name, status=status, seconds=0.05,
-           messages=["wrong result for n = 3"] if status == "failed" else [])
+    record(kind="case", case=name, status=status, seconds=0.05, gpu_busy=busy,
+           messages=["the GPU was busy"] if busy else ["wrong result for n = 3"] if status == "failed" else [])
     with open(behaviour["log"], "a") as log:
         log.write(json.dumps({"who": behaviour["who"], "case": name, "start": start, "end": time.time()}) + "\n")
 sys.exit(1 if failed else 0)

@@ -84,7 +84,8 @@ def test_the_analysis_sums_phases_and_cases(lab01, tmp_path: Path):
         folder = tmp_path / student
         folder.mkdir()
         extra = {"phases_s": {"build_s": 10.0}, "case_s": {"a": {"run": 2.0, "test": 1.5}, "b": {"run": 1.0, "test": 0.5}}}
-        tests = [{"name": "performance: vector_add_kernel", "score": 30.0 if kind == "reference" else 0.0}]
+        tests = [{"name": "performance: vector_add_kernel", "score": 30.0 if kind == "reference" else 0.0,
+                  "max_score": 30.0}]
         (folder / "results.json").write_text(json.dumps({"score": score, "tests": tests, "extra_data": extra}))
     report = class_bench.analyse(lab01, {"s0": "reference", "s1": "wrong x"}, tmp_path)
     assert report["graded"] == 2 and report["references_full_marks"] == "1/1"
@@ -119,6 +120,25 @@ def test_the_report_numbers_hidden_tests_instead_of_naming_them(lab01, tmp_path:
     report = class_bench.analyse(lab01, {"s0": "reference"}, tmp_path)
     assert hidden not in json.dumps(report)
     assert list(report["cases_s"]) == [f"hidden test 1 of {lab01.name} (named in solutions/)"]
+
+
+def test_the_report_says_where_reference_copies_lost_points_without_hidden_text(lab01, tmp_path: Path):
+    hidden = next(t.name for t in lab01.tests if t.hidden)
+    public = next(t.name for t in lab01.tests if not t.hidden)
+    lost = {"s0": [(hidden, "n = 268435459: the check could not run"), (public, "1 of 3 elements wrong\nat 7")],
+            "s1": [(hidden, "the same")], "s2": []}
+    for student, tests in lost.items():
+        folder = tmp_path / student
+        folder.mkdir()
+        results = [{"name": name, "score": 0.0, "max_score": 8.0, "output": told} for name, told in tests]
+        results.append({"name": "performance: vector_add_kernel", "score": 3.0, "max_score": 3.0, "output": ""})
+        (folder / "results.json").write_text(json.dumps({"score": 0.0, "tests": results, "extra_data": {}}))
+    report = class_bench.analyse(lab01, {s: "reference" for s in lost}, tmp_path)
+    losses = report["reference_copies_losing_points"]
+    shown = next(name for name in losses if name != public)
+    assert losses[shown] == {"copies": 2, "students": ["s0", "s1"]}  # which, but not what a hidden test said
+    assert losses[public] == {"copies": 1, "students": ["s0"], "told": "1 of 3 elements wrong"}
+    assert hidden not in json.dumps(report) and "268435459" not in json.dumps(report)
 
 
 def _lane_result(gpu: str, score: float, programs: list, reference_at: list, reference_median: float) -> dict:

@@ -388,6 +388,22 @@ def test_correctness_cases_share_one_program_and_failures_run_again_alone(lab, t
     assert by_name(results(tmp_path / "out", "carol"))["toy: adds"]["score"] == 0  # its own run's failure
 
 
+def test_a_check_that_found_the_gpu_busy_beside_others_is_run_again_alone_and_counts_there(lab, tmp_path: Path):
+    # Beside other students' programs, the judge cannot tell their GPU work from its own runner's: a check that
+    # needs the GPU free of the runner's work (lab 01's very large vector) must not cost an honest student.
+    config, fakes, log = lab
+    submit(tmp_path / "in", "hal", toy('{"busy_beside": ["toy: adds"]}'))
+    submit(tmp_path / "in", "ida", toy("{}"))
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
+    assert results(tmp_path / "out", "hal")["score"] == MAX  # correct, and timed once the check passed alone
+    programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
+    hal = [(p["cases"], p["gpu_wait"]) for p in programs if p["who"] == "hal"]
+    assert (["toy: adds"], None) in hal  # run again with the GPU to itself (a program alone spins)
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    again = [r for r in runs if r["who"] == "hal" and r["case"] == "toy: adds"][-1]
+    assert not [r for r in runs if r is not again and r["start"] < again["end"] and again["start"] < r["end"]]
+
+
 def test_a_split_labs_judge_is_listed_once_not_for_every_student(lab, tmp_path: Path):
     config, fakes, log = lab
     for k in range(8):

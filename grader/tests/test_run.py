@@ -18,7 +18,8 @@ from grader.tests.conftest import TOY_CONFIG_HEAD, write
 
 STAND_IN = r'''#!/usr/bin/env python3
 import json, os, signal, sys, time
-cases = {"passes": "", "fails": "", "crashes": "", "hangs": "", "crashes after": "", "cpu": "cpu"}
+cases = {"passes": "", "fails": "", "crashes": "", "hangs": "", "crashes after": "", "cpu": "cpu",
+         "busy beside others": "", "busy with its own work": ""}
 out = open(os.environ["KIT_RESULTS"], "a")
 def record(**fields):
     out.write(json.dumps(fields) + "\n"); out.flush()
@@ -39,10 +40,13 @@ for name in [c for c in cases if c in wanted]:
         os.kill(os.getpid(), signal.SIGSEGV)
     record(kind="timing", case=name, name="k", median_s=0.5, rate=2.0, unit="GB/s", pid=os.getpid(),
            gpu_wait=os.environ.get("KIT_GPU_WAIT"), measure_only=os.environ.get("KIT_MEASURE_ONLY"))
-    status = "failed" if name == "fails" else "passed"
+    # As kit::remote::gpu_free finds it: beside other programs (KIT_GPU_WAIT=block) their work keeps the GPU busy.
+    busy = name == "busy with its own work" or (name == "busy beside others" and os.environ.get("KIT_GPU_WAIT"))
+    status = "failed" if name == "fails" or busy else "passed"
     failed = failed or status == "failed"
-    record(kind="case", case=name, status=status, seconds=0.1,
-           messages=["Wrong result for input: n = 3 (seed %s)" % os.environ.get("KIT_SEED")] if status == "failed" else [])
+    record(kind="case", case=name, status=status, seconds=0.1, gpu_busy=bool(busy),
+           messages=["Wrong result for input: n = 3 (seed %s)" % os.environ.get("KIT_SEED")] if name == "fails" else
+                    ["the check: after your code returned, it still had work running on the GPU"] if busy else [])
     if name == "crashes after":
         sys.exit(134)
 sys.exit(1 if failed else 0)
@@ -102,12 +106,12 @@ def test_endless_output_keeps_only_a_tail(tmp_path: Path):
     assert result.ok and len(result.output) <= 16_000
 
 
-def stand_in_lab(tmp_path: Path, serial: bool = False):
-    """A lab whose tests are the stand-in's cases, as the scheduler reads them: 10 s each, 'hangs' 1 s; with
-    `serial`, each needs the GPU alone, so that each runs in a program of its own."""
+def stand_in_lab(tmp_path: Path, serial: bool = False,
+                 cases: tuple[str, ...] = ("passes", "fails", "crashes", "hangs", "crashes after")):
+    """A lab whose tests are these of the stand-in's cases, as the scheduler reads them: 10 s each, 'hangs' 1 s;
+    with `serial`, each needs the GPU alone, so that each runs in a program of its own."""
     tests = "".join(f'\n[[tests]]\nname = "{name}"\npoints = 1\ntimeout_s = {1 if name == "hangs" else 10}\n'
-                    f'serial = {str(serial).lower()}\n'
-                    for name in ("passes", "fails", "crashes", "hangs", "crashes after"))
+                    f'serial = {str(serial).lower()}\n' for name in cases)
     write(tmp_path / "repo/labs/70-stand-in/lab.toml", TOY_CONFIG_HEAD + tests)
     return load_lab("70-stand-in", tmp_path / "repo")
 
@@ -148,6 +152,19 @@ def test_cases_timed_together_spin_and_take_only_the_listed_measurements(tmp_pat
     assert settled["passes"].timing("k")["measure_only"] == "k"
     beside = run_group(stand_in(tmp_path), [("passes", 10), ("cpu", 10)], tmp_path, seed=3)
     assert beside["passes"].timing("k")["gpu_wait"] == "block" and beside["passes"].timing("k")["measure_only"] is None
+
+
+def test_a_check_that_found_the_gpu_busy_beside_others_runs_again_alone(tmp_path: Path):
+    lab = stand_in_lab(tmp_path, cases=("passes", "busy beside others", "busy with its own work"))
+    run = evaluate(lab, stand_in(tmp_path), tmp_path / "run")
+    programs = [(p["cases"], p["hold"]) for p in run.programs if p["cases"]]  # not the listing
+    assert programs == [(["passes", "busy beside others", "busy with its own work"], "shared"),
+                        (["busy beside others"], "shared"), (["busy with its own work"], "shared"),
+                        (["busy beside others"], "alone"), (["busy with its own work"], "alone")]
+    assert run.outcomes["passes"].passed
+    assert run.outcomes["busy beside others"].passed  # alone, the GPU was free: others' work had kept it busy
+    busy = run.outcomes["busy with its own work"]  # alone too: then it was the runner's own work
+    assert busy.status == "failed" and busy.gpu_busy and "still had work running" in busy.messages[0]
 
 
 def timed_lab(tmp_path: Path):

@@ -46,6 +46,7 @@ class ResultsListener : public doctest::IReporter {
     if (std::string(data.m_test_suite) == "timing") remote::start_twin();  // its start overlaps the case's set-up
     set_current_case_name(data.m_name);
     messages_.clear();
+    remote::take_gpu_found_busy();  // what an earlier case found is not this one's
     write_record(JsonObject().add("kind", "case_start").add("case", data.m_name).add("suite", data.m_test_suite));
   }
   void test_case_reenter(const doctest::TestCaseData&) override {}
@@ -57,6 +58,7 @@ class ResultsListener : public doctest::IReporter {
                      .add("case", current_case_name())
                      .add("status", stats.testCaseSuccess ? "passed" : "failed")
                      .add("seconds", stats.seconds)
+                     .add("gpu_busy", remote::take_gpu_found_busy())
                      .add("messages", messages_));
     set_current_case_name("");
   }

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "kit/cuda_check.cuh"
 #include "kit/results.hpp"
@@ -771,11 +772,21 @@ void fence() {
 constexpr double kQuietLimitS = 1e-3;
 constexpr int kQuietTries = 3;
 
+namespace {
+bool& gpu_found_busy() {
+  static bool busy = false;
+  return busy;
+}
+}  // namespace
+
 bool gpu_free(double* took_s) {
   for (int attempt = 0; attempt < kQuietTries; ++attempt)
     if (gpu_quiet(kQuietLimitS, took_s)) return true;
+  gpu_found_busy() = true;
   return false;
 }
+
+bool take_gpu_found_busy() { return std::exchange(gpu_found_busy(), false); }
 
 bool gpu_quiet(double limit_s, double* took_s) {
   const auto start = Clock::now();

@@ -190,8 +190,14 @@ void fence();
 bool gpu_quiet(double limit_s, double* took_s = nullptr);
 
 // Whether the GPU is free of the runner's work: gpu_quiet, a few tries (remote.cu says how long
-// it allows); its time in *took_s.
+// it allows); its time in *took_s. A busy GPU is also noted in the test case's record
+// ("gpu_busy"): a program that shares the GPU with other programs cannot tell their work from
+// the runner's, so the grader runs such a case again with the GPU to itself, where the
+// runner's is the only work there is.
 bool gpu_free(double* took_s = nullptr);
+
+// Whether gpu_free found the GPU busy since this was last asked (at each test case's start and end).
+bool take_gpu_found_busy();
 
 // While a JudgeAlone lives, the runner (if one runs) is stopped and the GPU has been found free of
 // its work. A check that builds its reference in device memory after a call (kit/device_count.cuh,
