@@ -132,6 +132,7 @@ def test_the_report_says_where_reference_copies_lost_points_without_hidden_text(
         folder.mkdir()
         results = [{"name": name, "score": 0.0, "max_score": 8.0, "output": told} for name, told in tests]
         results.append({"name": "performance: vector_add_kernel", "score": 3.0, "max_score": 3.0, "output": ""})
+        results.append({"name": "Q1: Your kernel against the copy ceiling", "max_score": 5.0, "output": ""})  # by hand
         (folder / "results.json").write_text(json.dumps({"score": 0.0, "tests": results, "extra_data": {}}))
     report = class_bench.analyse(lab01, {s: "reference" for s in lost}, tmp_path)
     losses = report["reference_copies_losing_points"]
