@@ -331,6 +331,12 @@ def _performance(results: dict) -> float:
     return sum(t["score"] for t in results["tests"] if t["name"].startswith("performance"))
 
 
+def _correctness_lost(config, results: dict) -> float:
+    """The correctness points a graded submission did not get (0 for correct code, whatever else ran on the GPU
+    meanwhile: a false failure of the grader's would show here)."""
+    return sum(t.points for t in config.tests if not t.extra_credit) - (results["score"] - _performance(results))
+
+
 @needs_cuda_toolchain()
 @pytest.mark.parametrize("attack", sorted(REFUSED_AT_BUILD))
 def test_attack_is_refused_at_the_build(lab01, tmp_path: Path, attack: str):
@@ -348,6 +354,7 @@ def test_timing_tricks_gain_nothing_over_the_honest_slow_kernel(lab01, tmp_path:
     except NoGpu as error:
         pytest.skip(f"the timing tricks need a GPU ({error})")
     honest_perf = _performance(honest.results)
+    assert _correctness_lost(lab01, honest.results) == 0, honest.results
     allowance = PERF_TOLERANCE * sum(p.points for p in lab01.perf)
     for trick, source in TIMING_TRICKS.items():
         cheat = _grade(lab01, tmp_path, trick, HEADER + SLOW_KERNEL + source).results
@@ -385,14 +392,16 @@ def test_in_process_attacks_gain_nothing(lab01, tmp_path: Path):
         pytest.skip(f"the attacks need a GPU ({error})")
     honest = _grade(lab01, tmp_path, "honest", HONEST, reference)
     allowance = PERF_TOLERANCE * sum(p.points for p in lab01.perf)
-    scores, outputs = {}, {}
+    scores, outputs, seen = {}, {}, {}
     for attack, source in IN_PROCESS_ATTACKS.items():
-        graded = _grade(lab01, tmp_path, attack, HEADER + source, reference).results
+        graded = seen[attack] = _grade(lab01, tmp_path, attack, HEADER + source, reference).results
         scores[attack] = (graded["score"], _performance(graded))
         outputs[attack] = json.dumps(graded)
         assert "ATTACK-SAW" not in graded["output"] and not any(
             "ATTACK-SAW" in t.get("output", "") for t in graded["tests"]), attack
     print("attack scores (total, performance):", scores, "honest:", honest.results["score"], _performance(honest.results))
+    assert _correctness_lost(lab01, honest.results) == 0, honest.results
+    assert _correctness_lost(lab01, seen["reads the grading seed"]) == 0, scores  # correct code, seed or not
     assert scores["forged results file"][0] == 0, scores
     assert scores["work finished after the reply"][1] == 0, scores
     assert "could not check the result" in outputs["kernels running beside the checks"], scores
