@@ -149,8 +149,11 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
     Settled are only the cases that passed in a program that then exited on its own, or before it was stopped
     for a case that ran past its limit, and that case itself (timed out). Everything else, a failure, a crash
     and the cases after it, is for the caller to run again alone, so that no case is judged by what another one
-    left behind. Under compute-sanitizer (`wrapper`), whose report names no test case, the passes settle only
-    when the program ran every case and exited cleanly; otherwise only a case that ran past its limit does."""
+    left behind. Beside other programs, a case whose check found the GPU busy (CaseOutcome.gpu_busy) is returned
+    failed as it ran: their work looks like the runner's, so it is to run again with the GPU to itself, and a run
+    of its own beside them would find the same. Under compute-sanitizer (`wrapper`), whose report names no test
+    case, the passes settle only when the program ran every case and exited cleanly; otherwise only a case that
+    ran past its limit does."""
     if not cases:
         return {}
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="group-", suffix=".jsonl", delete=False) as f:
@@ -172,22 +175,28 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
         # compute-sanitizer's verdict is the whole program's exit code, and its report names no test case: a
         # finding, a failure or a crash leaves every case (but one past its limit) to run alone.
         if clock.overdue is None and process.returncode == 0 and not process.timed_out:
-            settled.update(_passed(records, timeouts))
+            settled.update(_settled(records, timeouts))
         return settled
     exited_itself = not process.timed_out and process.returncode in (0, 1)  # 1: some test failed
     if exited_itself or clock.overdue is not None:
-        settled.update(_passed(records, timeouts))
+        settled.update(_settled(records, timeouts, busy_too=beside_others))
     return settled
 
 
-def _passed(records: list[dict], cases: dict[str, float]) -> dict[str, CaseOutcome]:
-    """The outcomes of the cases of `cases` whose records say they passed, with their timings."""
+def _settled(records: list[dict], cases: dict[str, float], busy_too: bool = False) -> dict[str, CaseOutcome]:
+    """The outcomes of the cases of `cases` whose records say they passed, with their timings; `busy_too`: and of
+    those that failed because their check found the GPU busy."""
     passed = {}
     for record in records:
         name = record.get("case")
-        if record.get("kind") == "case" and name in cases and record.get("status") == "passed":
-            timings = [r for r in records if r.get("kind") == "timing" and r.get("case") == name]
+        if record.get("kind") != "case" or name not in cases:
+            continue
+        timings = [r for r in records if r.get("kind") == "timing" and r.get("case") == name]
+        if record.get("status") == "passed":
             passed[name] = CaseOutcome(name, "passed", [], timings, float(record.get("seconds", 0.0)))
+        elif busy_too and record.get("status") == "failed" and record.get("gpu_busy"):
+            passed[name] = CaseOutcome(name, "failed", [str(m) for m in record.get("messages", [])], timings,
+                                       float(record.get("seconds", 0.0)), gpu_busy=True)
     return passed
 
 

@@ -228,8 +228,7 @@ class ProgramRun:
         for case in (c for c in cases if c not in settled):
             before_each()
             self._shared(lambda c: self._run_and_book(c, "shared"), case)
-            if self.outcomes[case].gpu_busy:
-                self.busy_beside.append(case)
+        self.busy_beside += [c for c in cases if c in self.outcomes and self.outcomes[c].gpu_busy]
 
     def run_alone(self, cases: list[str]) -> None:
         """Each of `cases` in a program of its own, while the caller holds the GPU lock exclusively

@@ -158,13 +158,27 @@ def test_a_check_that_found_the_gpu_busy_beside_others_runs_again_alone(tmp_path
     lab = stand_in_lab(tmp_path, cases=("passes", "busy beside others", "busy with its own work"))
     run = evaluate(lab, stand_in(tmp_path), tmp_path / "run")
     programs = [(p["cases"], p["hold"]) for p in run.programs if p["cases"]]  # not the listing
+    # found busy in the shared program: straight to a program alone (one of its own beside others would find the same)
     assert programs == [(["passes", "busy beside others", "busy with its own work"], "shared"),
-                        (["busy beside others"], "shared"), (["busy with its own work"], "shared"),
                         (["busy beside others"], "alone"), (["busy with its own work"], "alone")]
     assert run.outcomes["passes"].passed
     assert run.outcomes["busy beside others"].passed  # alone, the GPU was free: others' work had kept it busy
     busy = run.outcomes["busy with its own work"]  # alone too: then it was the runner's own work
     assert busy.status == "failed" and busy.gpu_busy and "still had work running" in busy.messages[0]
+
+
+def test_a_case_found_busy_in_a_program_of_its_own_beside_others_runs_again_alone(tmp_path: Path):
+    lab = stand_in_lab(tmp_path, cases=("busy beside others",))  # alone in the lab: no shared program
+    run = evaluate(lab, stand_in(tmp_path), tmp_path / "run")
+    assert [(p["cases"], p["hold"]) for p in run.programs if p["cases"]] == [
+        (["busy beside others"], "shared"), (["busy beside others"], "alone")]
+    assert run.outcomes["busy beside others"].passed
+
+
+def test_a_timing_case_found_busy_with_the_gpu_held_alone_is_timed_again_in_its_own_program(tmp_path: Path):
+    settled = run_group(stand_in(tmp_path), [("passes", 10), ("busy with its own work", 10)], tmp_path, seed=3,
+                        beside_others=False)
+    assert list(settled) == ["passes"]  # alone, busy is the runner's own work: its own run decides
 
 
 def timed_lab(tmp_path: Path):
