@@ -681,7 +681,8 @@ class ClassGrading:
         folder = self.out_dir / state.student.name
         report.write_json(folder / summary.RESULTS, graded.results)
         report.write_text(folder / "report.txt", graded.table + "\n")
-        self.progress.finished(state.student.name, graded.results["score"], self.config.autograded_points, notes)
+        self.progress.finished(state.student.name, graded.results["score"], self.config.autograded_points, notes,
+                               self.config.extra_credit_points)
         if not self.options.keep_work:
             shutil.rmtree(state.work, ignore_errors=True)
 

@@ -81,12 +81,16 @@ class Progress:
             self.counts.kept += 1
             self._show(f"{student:<24} kept (graded before, unchanged)")
 
-    def finished(self, student: str, score: float, maximum: float, attention: list[str]) -> None:
+    def finished(self, student: str, score: float, maximum: float, attention: list[str],
+                 extra_credit: float = 0.0) -> None:
+        """A student's score out of the lab's maximum; where extra credit can lift it past that, by how much
+        (lab 04's reference scores 106 of its autograded 90)."""
         with self._lock:
             self.counts.done += 1
             self.counts.needs_look += bool(attention)
+            extra = f" (+{extra_credit:g} extra credit)" if extra_credit else ""
             note = f"  needs a look: {attention[0]}" if attention else ""
-            self._show(f"{student:<24} {score:7.2f} / {maximum:g}{note}")
+            self._show(f"{student:<24} {score:7.2f} / {maximum:g}{extra}{note}")
 
     def note(self, text: str) -> None:
         with self._lock:

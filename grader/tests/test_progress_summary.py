@@ -34,6 +34,12 @@ def test_progress_in_a_log_is_one_plain_line_per_student(tmp_path: Path):
     assert read_counts(tmp_path / "counts.json") == Counts(total=3, done=3, kept=1, needs_look=1)
 
 
+def test_a_score_past_the_maximum_says_it_is_extra_credit():
+    stream = io.StringIO()
+    Progress(1, stream, tty=False).finished("alice", 106.0, 90.0, [], extra_credit=16.0)
+    assert "106.00 / 90 (+16 extra credit)" in stream.getvalue()
+
+
 def test_progress_on_a_terminal_rewrites_its_line():
     stream = io.StringIO()
     progress = Progress(2, stream, tty=True)
