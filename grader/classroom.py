@@ -674,6 +674,7 @@ class ClassGrading:
         if evaluation is not None:
             extra["lock_wait_by_kind_s"] = {key: round(value, 3) for key, value in state.run.lock_wait.items()}
             extra["reruns"] = state.run.reruns
+            extra["found_busy_beside_others"] = state.run.busy_beside  # each run again alone
             extra["case_s"] = state.run.case_s
             extra["programs"] = state.run.programs
             if self.reference is not None:

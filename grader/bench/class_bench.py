@@ -360,6 +360,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     measurements: dict[str, dict[str, list[float]]] = {}
     by_kind: dict[str, list[float]] = {}
     perf: dict[str, float] = {}
+    busy: dict[str, int] = {}
     for student, result in results.items():
         extra = result["extra_data"]
         for phase, seconds in extra.get("phases_s", {}).items():
@@ -374,6 +375,8 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
                 if "took_s" in record:
                     measurements.setdefault(shown.get(case, case), {}).setdefault(record["name"], []).append(
                         record["took_s"])
+        for case in extra.get("found_busy_beside_others", []):
+            busy[shown.get(case, case)] = busy.get(shown.get(case, case), 0) + 1
         by_kind.setdefault(kinds[student].split(" ")[0], []).append(result["score"])
         perf[student] = sum(t["score"] for t in result["tests"] if t["name"].startswith("performance"))
     references = [results[s]["score"] for s, k in kinds.items() if k == "reference" and s in results]
@@ -389,6 +392,9 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
                                              key=lambda item: -item[1]["sum"]))
                            for case, took in measurements.items()},
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
+        # Cases whose check found the GPU busy beside other programs, and so ran again alone: how many students'
+        # (what that costs is in serial_and_timing_s)
+        "found_busy_beside_others": dict(sorted(busy.items(), key=lambda item: -item[1])),
         "references_full_marks": f"{sum(s >= config.autograded_points for s in references)}/{len(references)}",
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),
         "reference_copies_losing_points": reference_copies_losing_points(config, kinds, results),

@@ -83,7 +83,8 @@ def test_the_analysis_sums_phases_and_cases(lab01, tmp_path: Path):
     for student, score, kind in (("s0", 100.0, "reference"), ("s1", 40.0, "wrong x")):
         folder = tmp_path / student
         folder.mkdir()
-        extra = {"phases_s": {"build_s": 10.0}, "case_s": {"a": {"run": 2.0, "test": 1.5}, "b": {"run": 1.0, "test": 0.5}}}
+        extra = {"phases_s": {"build_s": 10.0}, "case_s": {"a": {"run": 2.0, "test": 1.5}, "b": {"run": 1.0, "test": 0.5}},
+                 "found_busy_beside_others": ["a"]}
         tests = [{"name": "performance: vector_add_kernel", "score": 30.0 if kind == "reference" else 0.0,
                   "max_score": 30.0}]
         (folder / "results.json").write_text(json.dumps({"score": score, "tests": tests, "extra_data": extra}))
@@ -93,6 +94,7 @@ def test_the_analysis_sums_phases_and_cases(lab01, tmp_path: Path):
     assert list(report["cases_s"]) == ["a", "b"]  # the costliest first
     assert report["cases_s"]["a"]["run"]["mean"] == 2.0 and report["cases_s"]["a"]["test"]["sum"] == 3.0
     assert report["scores_by_kind"]["wrong"]["mean"] == 40.0
+    assert report["found_busy_beside_others"] == {"a": 2}
 
 
 def test_the_analysis_shows_what_each_measurement_of_a_timing_case_took(lab01, tmp_path: Path):

@@ -396,6 +396,7 @@ def test_a_check_that_found_the_gpu_busy_beside_others_is_run_again_alone_and_co
     submit(tmp_path / "in", "ida", toy("{}"))
     grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
     assert results(tmp_path / "out", "hal")["score"] == MAX  # correct, and timed once the check passed alone
+    assert results(tmp_path / "out", "hal")["extra_data"]["found_busy_beside_others"] == ["toy: adds"]
     programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
     hal = [(p["cases"], p["gpu_wait"]) for p in programs if p["who"] == "hal"]
     assert (["toy: adds"], None) in hal  # run again with the GPU to itself (a program alone spins)
