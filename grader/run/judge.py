@@ -217,7 +217,7 @@ def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutc
             status = "crashed"  # passed, then died on the way out (e.g. a fault in a destructor)
             messages.append(f"The test passed, but the program then {process.describe_exit()}.")
         return CaseOutcome(case, status, messages, timings, float(ended.get("seconds", process.seconds)), tail,
-                           gpu_busy=bool(ended.get("gpu_busy")))
+                           gpu_busy=status == "failed" and bool(ended.get("gpu_busy")))
     if started:
         return CaseOutcome(case, "crashed", [f"The test program {process.describe_exit()} during this test."],
                            timings, process.seconds, tail)

@@ -27,8 +27,8 @@ class CaseOutcome:
     timings: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     output_tail: str = ""
-    # A check found the GPU busy where it needs it free of the runner's work (kit::remote::gpu_free). In a
-    # program beside others that proves nothing against the student: their work looks the same.
+    # Failed, and a check found the GPU busy where it needs it free of the runner's work (kit::remote::gpu_free).
+    # In a program beside others that proves nothing against the student: their work looks the same.
     gpu_busy: bool = False
 
     @property

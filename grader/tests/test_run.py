@@ -12,6 +12,8 @@ from grader.config import load_lab
 from grader.proc import run_process, scrubbed_env
 import time
 
+from grader.proc import ProcessResult
+from grader.run import judge
 from grader.run.judge import list_cases, run_case, run_group
 from grader.run.schedule import evaluate
 from grader.tests.conftest import TOY_CONFIG_HEAD, write
@@ -165,6 +167,14 @@ def test_a_check_that_found_the_gpu_busy_beside_others_runs_again_alone(tmp_path
     assert run.outcomes["busy beside others"].passed  # alone, the GPU was free: others' work had kept it busy
     busy = run.outcomes["busy with its own work"]  # alone too: then it was the runner's own work
     assert busy.status == "failed" and busy.gpu_busy and "still had work running" in busy.messages[0]
+
+
+def test_only_a_failed_case_is_taken_as_found_busy():
+    exited = ProcessResult(returncode=1, timed_out=False, output="", seconds=1.0)
+    records = [{"kind": "case_start", "case": "c"}, {"kind": "case", "case": "c", "status": "passed", "gpu_busy": True}]
+    assert not judge._outcome("c", records, exited).gpu_busy  # it passed: nothing to run again
+    records[1]["status"] = "failed"
+    assert judge._outcome("c", records, exited).gpu_busy
 
 
 def test_a_case_found_busy_in_a_program_of_its_own_beside_others_runs_again_alone(tmp_path: Path):
