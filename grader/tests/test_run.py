@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from grader.config import load_lab
-from grader.proc import run_process, scrubbed_env
 import time
 
-from grader.proc import ProcessResult
+from grader.proc import ProcessResult, run_process, scrubbed_env
 from grader.run import judge
 from grader.run.judge import list_cases, run_case, run_group
 from grader.run.schedule import evaluate
