@@ -560,7 +560,8 @@ class ClassGrading:
         return batch
 
     def _serial_and_timing(self, batch: list[_Student]) -> None:
-        """The serial tests and timing cases of the students in `batch`, in one exclusive hold; then their scores."""
+        """The serial tests, the cases found busy beside others and the timing cases of the students in `batch`, in
+        one exclusive hold; then their scores."""
         done = []
         with hold(self.lock, alone=True) as waited:
             for state in batch:
@@ -568,9 +569,10 @@ class ClassGrading:
                     break
                 started = time.monotonic()
                 try:
-                    state.run.run_alone(self.tests.alone + state.run.busy_beside)
-                    timed = self._timing_possible(state)  # now that the serial tests have run
-                    state.run.run_timed(timed)
+                    state.run.run_alone(self.tests.alone)
+                    state.run.run_alone_together(state.run.busy_beside)
+                    timed = self._timing_possible(state)  # now that every correctness case has run
+                    state.run.run_alone_together(timed)
                     state.run.time_again_near_thresholds(timed, self.reference.outcomes)
                 except Exception as error:  # noqa: BLE001
                     self._grader_problem(state, error)

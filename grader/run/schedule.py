@@ -236,14 +236,16 @@ class ProgramRun:
         for case in cases:
             self._run_and_book(case, "alone")
 
-    def run_timed(self, cases: list[str]) -> None:
-        """Timing cases, while the caller holds the GPU lock exclusively: together in one program where there are
-        two or more, then each case that did not settle there in a program of its own (run_alone). A timing
-        program's start and exit (the sandbox, the judge's, the runner's and the twin's CUDA contexts) took most
-        of a short timing case's time alone on the GPU; one program for all of them pays it once. The reference
-        is timed the same way (time_reference), in the same order, so each ratio compares like with like. A
-        serial test keeps a program of its own: what it reads of the GPU (its free memory) must not depend on
-        what an earlier case in the same processes left behind."""
+    def run_alone_together(self, cases: list[str]) -> None:
+        """Cases that need the GPU alone but not a program of their own (the timing cases; or those found busy
+        beside other programs, busy_beside), while the caller holds the GPU lock exclusively: together in one
+        program where there are two or more, then each case that did not settle there in a program of its own
+        (run_alone). A program's start and exit (the sandbox, the judge's, the runner's and the twin's CUDA
+        contexts) took most of a short timing case's time alone on the GPU; one program for all of them pays it
+        once. The reference is timed the same way (time_reference), in the same order, so each ratio compares
+        like with like. A case under compute-sanitizer keeps a program of its own, and so does a serial test
+        (run_alone): what it reads of the GPU (its free memory) must not depend on what an earlier case in the
+        same processes left behind."""
         wrappers = sanitizer_wrappers(self.config, cases)
         together = [c for c in cases if c not in wrappers]
         settled = self._settle_together(together, "alone") if len(together) > 1 else {}
@@ -360,9 +362,9 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
         if order.alone or program.busy_beside:
             timed = [c for c in order.alone if c in config.timing_cases]
             with hold(lock, alone=True) as waited:
-                # the serial tests, and those that found the GPU busy beside other programs
-                program.run_alone([c for c in order.alone if c not in timed] + program.busy_beside)
-                program.run_timed(timed)
+                program.run_alone([c for c in order.alone if c not in timed])  # the serial tests
+                program.run_alone_together(program.busy_beside)
+                program.run_alone_together(timed)
             program.lock_wait["exclusive_s"] += waited
     return replace(program.evaluation(wanted), seconds=time.monotonic() - started)
 

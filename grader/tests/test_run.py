@@ -159,9 +159,10 @@ def test_a_check_that_found_the_gpu_busy_beside_others_runs_again_alone(tmp_path
     lab = stand_in_lab(tmp_path, cases=("passes", "busy beside others", "busy with its own work"))
     run = evaluate(lab, stand_in(tmp_path), tmp_path / "run")
     programs = [(p["cases"], p["hold"]) for p in run.programs if p["cases"]]  # not the listing
-    # found busy in the shared program: straight to a program alone (one of its own beside others would find the same)
+    # found busy in the shared program: straight to one program alone for both (one of its own beside others would
+    # find the same); the one still busy there is decided in a program of its own
     assert programs == [(["passes", "busy beside others", "busy with its own work"], "shared"),
-                        (["busy beside others"], "alone"), (["busy with its own work"], "alone")]
+                        (["busy beside others", "busy with its own work"], "alone"), (["busy with its own work"], "alone")]
     assert run.outcomes["passes"].passed
     assert run.outcomes["busy beside others"].passed  # alone, the GPU was free: others' work had kept it busy
     busy = run.outcomes["busy with its own work"]  # alone too: then it was the runner's own work
