@@ -186,18 +186,18 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
 def _settled(records: list[dict], cases: dict[str, float], busy_too: bool = False) -> dict[str, CaseOutcome]:
     """The outcomes of the cases of `cases` whose records say they passed, with their timings; `busy_too`: and of
     those that failed because their check found the GPU busy."""
-    passed = {}
+    settled = {}
     for record in records:
         name = record.get("case")
         if record.get("kind") != "case" or name not in cases:
             continue
         timings = [r for r in records if r.get("kind") == "timing" and r.get("case") == name]
         if record.get("status") == "passed":
-            passed[name] = CaseOutcome(name, "passed", [], timings, float(record.get("seconds", 0.0)))
+            settled[name] = CaseOutcome(name, "passed", [], timings, float(record.get("seconds", 0.0)))
         elif busy_too and record.get("status") == "failed" and record.get("gpu_busy"):
-            passed[name] = CaseOutcome(name, "failed", [str(m) for m in record.get("messages", [])], timings,
-                                       float(record.get("seconds", 0.0)), gpu_busy=True)
-    return passed
+            settled[name] = CaseOutcome(name, "failed", [str(m) for m in record.get("messages", [])], timings,
+                                        float(record.get("seconds", 0.0)), gpu_busy=True)
+    return settled
 
 
 def _outcome(case: str, records: list[dict], process: ProcessResult) -> CaseOutcome:

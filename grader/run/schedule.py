@@ -193,7 +193,7 @@ class ProgramRun:
     # only those scores rest on (scored_measurements).
     measure_only: frozenset[str] | None = None
     # Cases run beside other programs whose check found the GPU busy (CaseOutcome.gpu_busy), where their work
-    # looks like the runner's: the caller runs them again with run_alone, under its exclusive hold.
+    # looks like the runner's: the caller runs them again with run_alone_together, under its exclusive hold.
     busy_beside: list[str] = field(default_factory=list)
 
     def list_cases(self, cases: list[str], known: RunInfo | None = None) -> bool:
