@@ -569,8 +569,7 @@ class ClassGrading:
                     break
                 started = time.monotonic()
                 try:
-                    state.run.run_alone(self.tests.alone)
-                    state.run.run_alone_together(state.run.busy_beside)
+                    state.run.run_correctness_alone(self.tests.alone)
                     timed = self._timing_possible(state)  # now that every correctness case has run
                     state.run.run_alone_together(timed)
                     state.run.time_again_near_thresholds(timed, self.reference.outcomes)

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 from grader import buildinfo, classroom, summary
@@ -321,7 +322,8 @@ def reference_copies_losing_points(config: LabConfig, kinds: dict[str, str], res
             entry["copies"] += 1
             entry["students"].append(student)
             if name == test["name"] and "told" not in entry:
-                entry["told"] = test.get("output", "").strip().splitlines()[0][:300] if test.get("output") else ""
+                lines = (test.get("output") or "").strip().splitlines()
+                entry["told"] = lines[0][:300] if lines else ""
     return losses
 
 
@@ -360,7 +362,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     measurements: dict[str, dict[str, list[float]]] = {}
     by_kind: dict[str, list[float]] = {}
     perf: dict[str, float] = {}
-    busy: dict[str, int] = {}
+    busy: Counter[str] = Counter()
     for student, result in results.items():
         extra = result["extra_data"]
         for phase, seconds in extra.get("phases_s", {}).items():
@@ -375,8 +377,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
                 if "took_s" in record:
                     measurements.setdefault(shown.get(case, case), {}).setdefault(record["name"], []).append(
                         record["took_s"])
-        for case in extra.get("found_busy_beside_others", []):
-            busy[shown.get(case, case)] = busy.get(shown.get(case, case), 0) + 1
+        busy.update(shown.get(case, case) for case in extra.get("found_busy_beside_others", []))
         by_kind.setdefault(kinds[student].split(" ")[0], []).append(result["score"])
         perf[student] = sum(t["score"] for t in result["tests"] if t["name"].startswith("performance"))
     references = [results[s]["score"] for s, k in kinds.items() if k == "reference" and s in results]
@@ -394,7 +395,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
         # Cases whose check found the GPU busy beside other programs, and so ran again alone: how many students'
         # (what that costs is in serial_and_timing_s)
-        "found_busy_beside_others": dict(sorted(busy.items(), key=lambda item: -item[1])),
+        "found_busy_beside_others": dict(busy.most_common()),
         "references_full_marks": f"{sum(s >= config.autograded_points for s in references)}/{len(references)}",
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),
         "reference_copies_losing_points": reference_copies_losing_points(config, kinds, results),

@@ -193,7 +193,7 @@ class ProgramRun:
     # only those scores rest on (scored_measurements).
     measure_only: frozenset[str] | None = None
     # Cases run beside other programs whose check found the GPU busy (CaseOutcome.gpu_busy), where their work
-    # looks like the runner's: the caller runs them again with run_alone_together, under its exclusive hold.
+    # looks like the runner's: run again with the GPU to itself (run_correctness_alone).
     busy_beside: list[str] = field(default_factory=list)
 
     def list_cases(self, cases: list[str], known: RunInfo | None = None) -> bool:
@@ -235,6 +235,13 @@ class ProgramRun:
         (hold(lock, alone=True)), over this program's cases or over a batch of programs."""
         for case in cases:
             self._run_and_book(case, "alone")
+
+    def run_correctness_alone(self, serial: list[str]) -> None:
+        """The correctness cases that need the GPU to themselves, while the caller holds the GPU lock exclusively:
+        `serial` (the serial tests), each in a program of its own, then those found busy beside other programs
+        (busy_beside), together."""
+        self.run_alone(serial)
+        self.run_alone_together(self.busy_beside)
 
     def run_alone_together(self, cases: list[str]) -> None:
         """Cases that need the GPU alone but not a program of their own (the timing cases; or those found busy
@@ -309,9 +316,10 @@ class ProgramRun:
     def _settle_together(self, cases: list[str], held: str,
                          wrapper: sanitizer.Wrapper | None = None) -> dict[str, CaseOutcome]:
         """`cases` in one program (judge.run_group), under compute-sanitizer when `wrapper` says so, with the GPU
-        held as `held` says ("shared" or "alone"): the outcomes it settles are booked, each with an even share of the program's
-        seconds, a case that ran out of time spending the budget. The caller runs each case it did not settle in
-        a program of its own, so that the outcome of a case that failed or crashed is always its own run's."""
+        held as `held` says ("shared" or "alone"): the outcomes it settles are booked, each with an even share of
+        the program's seconds, a case that ran out of time spending the budget. The caller runs each case it did
+        not settle in a program of its own, so that the outcome of a case that failed or crashed is always its own
+        run's."""
         if self.budget.spent_by is not None:
             return {}
         started = time.monotonic()
@@ -362,8 +370,7 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
         if order.alone or program.busy_beside:
             timed = [c for c in order.alone if c in config.timing_cases]
             with hold(lock, alone=True) as waited:
-                program.run_alone([c for c in order.alone if c not in timed])  # the serial tests
-                program.run_alone_together(program.busy_beside)
+                program.run_correctness_alone([c for c in order.alone if c not in timed])
                 program.run_alone_together(timed)
             program.lock_wait["exclusive_s"] += waited
     return replace(program.evaluation(wanted), seconds=time.monotonic() - started)

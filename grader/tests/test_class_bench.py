@@ -126,13 +126,14 @@ def test_the_report_numbers_hidden_tests_instead_of_naming_them(lab01, tmp_path:
 
 def test_the_report_says_where_reference_copies_lost_points_without_hidden_text(lab01, tmp_path: Path):
     hidden = next(t.name for t in lab01.tests if t.hidden)
-    public = next(t.name for t in lab01.tests if not t.hidden)
+    public, blank = [t.name for t in lab01.tests if not t.hidden][:2]
     lost = {"s0": [(hidden, "n = 268435459: the check could not run"), (public, "1 of 3 elements wrong\nat 7")],
             "s1": [(hidden, "the same")], "s2": []}
     for student, tests in lost.items():
         folder = tmp_path / student
         folder.mkdir()
         results = [{"name": name, "score": 0.0, "max_score": 8.0, "output": told} for name, told in tests]
+        results.append({"name": blank, "score": 0.0, "max_score": 6.0, "output": " \n"})
         results.append({"name": "performance: vector_add_kernel", "score": 3.0, "max_score": 3.0, "output": ""})
         results.append({"name": "Q1: Your kernel against the copy ceiling", "max_score": 5.0, "output": ""})  # by hand
         (folder / "results.json").write_text(json.dumps({"score": 0.0, "tests": results, "extra_data": {}}))
@@ -141,6 +142,7 @@ def test_the_report_says_where_reference_copies_lost_points_without_hidden_text(
     shown = next(name for name in losses if name != public)
     assert losses[shown] == {"copies": 2, "students": ["s0", "s1"]}  # which, but not what a hidden test said
     assert losses[public] == {"copies": 1, "students": ["s0"], "told": "1 of 3 elements wrong"}
+    assert losses[blank]["told"] == ""  # an output of blanks says nothing
     assert hidden not in json.dumps(report) and "268435459" not in json.dumps(report)
 
 
