@@ -41,7 +41,10 @@ class TestSpec:
     hidden: bool
     gpu: bool
     timeout_s: float
-    serial: bool = False  # needs the GPU to itself (measures free memory, or takes most of it)
+    serial: bool = False  # needs the GPU to itself (measures free memory or time, or takes much of its memory)
+    # A serial test that reads nothing of the device an earlier case could leave behind (it only takes much memory):
+    # it may run in one program with the submission's other such cases, alone on the GPU, instead of one of its own.
+    share_program: bool = False
     extra_credit: bool = False  # counted in the score, not in the maximum
     sanitizer: str | None = None  # run under `compute-sanitizer --tool <this>`; a finding fails the test
 
@@ -353,10 +356,15 @@ def _name(entry: dict, here: str, meaning: str) -> str:
     return name
 
 
+TEST_KEYS = ("name", "points", "gpu", "timeout_s", "serial", "share_program", "extra_credit", "sanitizer")
+
+
 def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> list[TestSpec]:
     tests = []
     for i, entry in enumerate(entries):
         here = f"{where} [[tests]] #{i + 1}"
+        if unknown := set(entry) - set(TEST_KEYS):  # a misspelt key would otherwise be ignored without a word
+            raise ConfigError(f"{here}: unknown key(s) {sorted(unknown)} (known: {', '.join(TEST_KEYS)})")
         name = _name(entry, here, "the test case's name as written in TEST_CASE(...)")
         if UNSAFE_IN_CASE_NAMES.search(name):
             raise ConfigError(f"{here}: test case name {name!r} may not contain any of , * ? [ ] \\ ; \"")
@@ -367,9 +375,13 @@ def _tests(entries: list, hidden: bool, default_timeout: float, where: str) -> l
                               f"{list(SANITIZER_TOOLS)}, not {sanitizer!r}")
         if sanitizer is not None and not gpu:
             raise ConfigError(f"{here}: a test run under compute-sanitizer runs kernels, so it cannot say gpu = false")
+        serial, share_program = bool(entry.get("serial", False)), bool(entry.get("share_program", False))
+        if share_program and not serial:
+            raise ConfigError(f"{here}: 'share_program' is for a test that says serial = true (the others share a "
+                              f"program already)")
         tests.append(TestSpec(name=name, points=_number(entry, "points", here), hidden=hidden, gpu=gpu,
                               timeout_s=_number(entry, "timeout_s", here, default_timeout, minimum=1),
-                              serial=bool(entry.get("serial", False)),
+                              serial=serial, share_program=share_program,
                               extra_credit=bool(entry.get("extra_credit", False)), sanitizer=sanitizer))
     return tests
 

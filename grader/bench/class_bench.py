@@ -119,16 +119,28 @@ def pace_line(lab: str, entry: dict, students: int) -> str:
 
 
 def composition(n: int, wrong: int) -> list[str]:
-    """The kinds of N submissions. A class of CLASS_SIZE or more: about 1 in 5 wrong, 1 in 20 slow, 1 in 50 the
-    skeleton, 1 in 100 each broken way (1 in 200 never ends: each costs its time limits in GPU time), the rest the
-    reference; each kind, and each wrong variant, at least once. A smaller class is an even sample of the class of
-    CLASS_SIZE, so that its time a student, times CLASS_SIZE, estimates that class's (issue 19 counts a run of 20
-    so): a class of 20 made of one of each kind would be two thirds wrong or broken, and cheaper or dearer a
-    student than a real class."""
-    if n >= CLASS_SIZE:
-        return _whole_class(n, wrong)
-    whole = _whole_class(CLASS_SIZE, wrong)
-    return [whole[i * CLASS_SIZE // n] for i in range(n)]
+    """The kinds of N submissions, in roster order. A class of CLASS_SIZE or more: about 1 in 5 wrong, 1 in 20
+    slow, 1 in 50 the skeleton, 1 in 100 each broken way (1 in 200 never ends: each costs its time limits in GPU
+    time), the rest the reference; each kind, and each wrong variant, at least once. A smaller class is an even
+    sample of the class of CLASS_SIZE, so that its time a student, times CLASS_SIZE, estimates that class's (issue
+    19 counts a run of 20 so): a class of 20 made of one of each kind would be two thirds wrong or broken, and
+    cheaper or dearer a student than a real class. Either way each kind is spread evenly through the roster
+    (spread), as the alphabet spreads a real class's mistakes."""
+    whole = _whole_class(max(n, CLASS_SIZE), wrong)
+    return spread(whole if n >= CLASS_SIZE else [whole[i * CLASS_SIZE // n] for i in range(n)])
+
+
+def spread(kinds: list[str]) -> list[str]:
+    """`kinds` reordered so that each kind's members lie at even steps through the list (the wrong variants
+    counted as one kind, taken in their order). A class is graded in roster order, so a run stopped part-way has
+    graded an even sample of it: with each kind in a block, lab 05's first 71 students were 61 wrong, slow or
+    broken ones and 10 references, whose costs differ, and the run's pace said little of the class's."""
+    members: dict[str, list[str]] = {}
+    for kind in kinds:
+        members.setdefault(kind.split("-")[0] if kind.startswith("wrong-") else kind, []).append(kind)
+    slots = sorted(((j + 0.5) / len(group), order, kind)
+                   for order, group in enumerate(members.values()) for j, kind in enumerate(group))
+    return [kind for _, _, kind in slots]
 
 
 def _whole_class(n: int, wrong: int) -> list[str]:

@@ -10,10 +10,13 @@ self-check run every case through a ProgramRun, so that all three decide alike:
   that did not settle there, and each case under compute-sanitizer, in a program
   of its own, whose run is its outcome.
 - Cases that need the GPU alone (timing, and tests marked serial: they read
-  device-wide free memory) run each in a program of its own while the caller
-  holds the lock exclusively: `evaluate` over one program, a class over a batch.
-  So does a case that ran beside others and found the GPU busy where its check
-  needs it free of the runner's work: there, others' work looks the same.
+  device-wide free memory or time, or take much of its memory) run while the
+  caller holds the lock exclusively: `evaluate` over one program, a class over a
+  batch. So does a case that ran beside others and found the GPU busy where its
+  check needs it free of the runner's work: there, others' work looks the same.
+  The timing cases run together in one program, and so do the busy cases with
+  the serial tests whose config lets them share one (`share_program`); any
+  other serial test runs in a program of its own.
 - A program has a budget: once one of its cases runs out of time or memory, its
   remaining cases are not run, so one hostile submission costs about one timeout.
 - A timing case whose ratio to the reference lies near a threshold can be timed
@@ -54,7 +57,8 @@ def case_timeout(config: LabConfig, case: str) -> float:
 
 
 def needs_gpu_alone(config: LabConfig, case: str) -> bool:
-    """Timing cases, and tests marked serial (they read device-wide free memory), run with nothing beside them."""
+    """Timing cases, and tests marked serial (they read device-wide state, or take much of its memory), run with
+    nothing beside them."""
     return case in config.timing_cases or any(t.name == case and t.serial for t in config.tests)
 
 
@@ -238,10 +242,12 @@ class ProgramRun:
 
     def run_correctness_alone(self, serial: list[str]) -> None:
         """The correctness cases that need the GPU to themselves, while the caller holds the GPU lock exclusively:
-        `serial` (the serial tests), each in a program of its own, then those found busy beside other programs
-        (busy_beside), together."""
-        self.run_alone(serial)
-        self.run_alone_together(self.busy_beside)
+        `serial` (the serial tests), each in a program of its own unless its config lets it share one (lab 05's
+        four 8 GiB sums: one program start instead of four, each start about 0.4 s of the hold), then those found
+        busy beside other programs (busy_beside), together with the serial tests that may share."""
+        sharing = {t.name for t in self.config.tests if t.share_program}
+        self.run_alone([c for c in serial if c not in sharing])
+        self.run_alone_together([c for c in serial if c in sharing] + self.busy_beside)
 
     def run_alone_together(self, cases: list[str]) -> None:
         """Cases that need the GPU alone but not a program of their own (the timing cases; or those found busy
@@ -250,9 +256,9 @@ class ProgramRun:
         (run_alone). A program's start and exit (the sandbox, the judge's, the runner's and the twin's CUDA
         contexts) took most of a short timing case's time alone on the GPU; one program for all of them pays it
         once. The reference is timed the same way (time_reference), in the same order, so each ratio compares
-        like with like. A case under compute-sanitizer keeps a program of its own, and so does a serial test
-        (run_alone): what it reads of the GPU (its free memory) must not depend on what an earlier case in the
-        same processes left behind."""
+        like with like. A case under compute-sanitizer keeps a program of its own, and so does a serial test that
+        may not share one (run_correctness_alone): what it reads of the GPU (its free memory, a time) must not
+        depend on what an earlier case in the same processes left behind."""
         wrappers = sanitizer_wrappers(self.config, cases)
         together = [c for c in cases if c not in wrappers]
         settled = self._settle_together(together, "alone") if len(together) > 1 else {}

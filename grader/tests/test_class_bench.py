@@ -59,9 +59,18 @@ def test_a_smaller_class_is_an_even_sample_of_the_class_of_200():
     assert len(kinds) == 20 and kinds[0] == "reference"
     assert kinds.count("reference") == 14 and sum(k.startswith("wrong-") for k in kinds) == 4
     assert kinds.count("slow") == 1
-    assert class_bench.composition(200, wrong=20)[::10] == kinds
     assert class_bench.composition(1, wrong=2) == ["reference"]
     assert len(class_bench.composition(400, wrong=4)) == 400  # larger classes keep their own shares
+
+
+def test_each_kind_is_spread_through_the_roster_so_a_stopped_run_graded_a_sample():
+    kinds = class_bench.composition(200, wrong=20)
+    first_quarter = kinds[:50]
+    assert kinds[0] == "reference"
+    assert abs(first_quarter.count("reference") - kinds.count("reference") / 4) <= 1
+    assert sum(k.startswith("wrong-") for k in first_quarter) == 10  # 40 wrong in all, variants in turn
+    assert first_quarter.count("slow") in (2, 3) and kinds.count("slow") == 10
+    assert sorted(class_bench.spread(["b", "a", "b", "wrong-1", "wrong-0"])) == ["a", "b", "b", "wrong-0", "wrong-1"]
 
 
 @pytest.mark.parametrize("kind, expected", [

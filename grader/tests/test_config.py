@@ -50,6 +50,8 @@ def test_without_solutions_only_public_parts_remain(toy_repo: Path):
     (("[[perf]]", "[surprise]\n[[perf]]"), "unknown table"),
     (("points = 10", 'points = 10\nsanitizer = "valgrind"'), "'sanitizer' must be one of the compute-sanitizer tools"),
     (("gpu = false", 'gpu = false\nsanitizer = "memcheck"'), "cannot say gpu = false"),
+    (("points = 10", "points = 10\nserail = true"), r"unknown key\(s\) \['serail'\]"),
+    (("points = 10", "points = 10\nshare_program = true"), "'share_program' is for a test that says serial = true"),
 ])
 def test_config_mistakes_are_named(toy_repo: Path, change, message):
     path = toy_repo / "labs/50-toy/lab.toml"

@@ -209,6 +209,21 @@ def test_timing_cases_share_one_program_and_a_failed_one_runs_again_alone(tmp_pa
     assert run.outcomes["fails"].status == "failed" and run.outcomes["crashes after"].status == "crashed"
 
 
+def test_serial_tests_that_may_share_a_program_run_alone_in_one_with_the_busy_ones(tmp_path: Path):
+    # 'passes' and 'cpu' only take much memory (share_program); 'fails' reads the device's state (a program of its own)
+    tests = "".join(f'\n[[tests]]\nname = "{name}"\npoints = 1\nserial = true\n{share}'
+                    for name, share in (("passes", "share_program = true\n"), ("fails", ""),
+                                        ("cpu", "share_program = true\n")))
+    tests += '\n[[tests]]\nname = "busy beside others"\npoints = 1\n'
+    write(tmp_path / "repo/labs/72-sharing/lab.toml", TOY_CONFIG_HEAD + tests)
+    run = evaluate(load_lab("72-sharing", tmp_path / "repo"), stand_in(tmp_path), tmp_path / "run")
+    programs = [(p["cases"], p["hold"]) for p in run.programs if p["cases"]]
+    assert programs == [(["busy beside others"], "shared"), (["fails"], "alone"),
+                        (["passes", "cpu", "busy beside others"], "alone")]
+    assert run.outcomes["passes"].passed and run.outcomes["cpu"].passed and run.outcomes["busy beside others"].passed
+    assert run.outcomes["fails"].status == "failed"
+
+
 def test_a_case_that_hangs_in_a_shared_program_has_its_own_time_limit(tmp_path: Path):
     started = time.monotonic()
     settled = run_group(stand_in(tmp_path), [("passes", 10), ("hangs", 1), ("cpu", 10)], tmp_path, seed=3)
