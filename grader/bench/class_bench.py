@@ -50,6 +50,9 @@ RIVAL_TIMEOUT_S = 6 * 3600
 # run is held to it at its pace: its time a student, reference build and timing included, times CLASS_SIZE.
 CLASS_SIZE = 200
 CLASS_TARGET_S = 600.0
+# The fewest students a stopped run must have graded for its pace to stand for the class's (issue 19 counts a run
+# of 20).
+SAMPLE_MIN = 20
 
 
 def _into_first_kernel(text: str, code: str) -> str:
@@ -78,15 +81,21 @@ def broken(kind: str, text: str) -> str:
 
 def class_pace(total_s: float, students: int, graded: int, fixed_s: float = 0.0) -> dict:
     """A run's time per student, what a class of CLASS_SIZE would take at that pace, and whether that is within
-    CLASS_TARGET_S: never for a run that did not grade every student (stopped, or no GPU). Past the target, how many
-    GPUs a Slurm array (`grader slurm --shards K`) needs for it: each task pays `fixed_s` (the reference's build and
-    timing) and grades its share of the class at the run's pace without it."""
-    per_student = total_s / max(1, students)
+    CLASS_TARGET_S. A run that graded every student counts them all; one stopped part-way (a deadline, Ctrl-C)
+    counts the students it finished, if at least SAMPLE_MIN: the roster spreads each kind evenly (spread), so they
+    are a sample of the class, and its time also paid for the students still in flight, so its pace errs slow. A run
+    with fewer, or none (no GPU), says nothing: per_student_s None. Past the target, how many GPUs a Slurm array
+    (`grader slurm --shards K`) needs for it: each task pays `fixed_s` (the reference's build and timing) and grades
+    its share of the class at the run's pace without it."""
+    counted = graded if graded == students or graded >= SAMPLE_MIN else 0
+    if counted == 0:
+        return {"per_student_s": None, "class_of_200_s": None, "within_class_target": False}
+    per_student = total_s / counted
     projected = per_student * CLASS_SIZE
     pace = {"per_student_s": round(per_student, 2), "class_of_200_s": round(projected, 1),
-            "within_class_target": graded == students > 0 and projected <= CLASS_TARGET_S}
-    if graded == students > 0 and projected > CLASS_TARGET_S:
-        pace["slurm"] = slurm_shards(max(0.0, total_s - fixed_s) / students, fixed_s)
+            "within_class_target": projected <= CLASS_TARGET_S}
+    if projected > CLASS_TARGET_S:
+        pace["slurm"] = slurm_shards(max(0.0, total_s - fixed_s) / counted, fixed_s)
     return pace
 
 
@@ -102,11 +111,14 @@ def slurm_shards(per_student_s: float, fixed_s: float) -> dict | None:
 
 def pace_line(lab: str, entry: dict, students: int) -> str:
     """The run's pace against the class target, in a sentence; past it, the Slurm array that would meet it."""
-    if entry["graded"] != students:
-        return f"{lab}: {entry['graded']} of {students} students graded, so the run says nothing of the class target"
+    if entry["per_student_s"] is None:
+        return (f"{lab}: {entry['graded']} of {students} students graded, fewer than the {SAMPLE_MIN} a stopped run "
+                f"needs, so the run says nothing of the class target")
     verdict = "within" if entry["within_class_target"] else "OVER"
-    line = (f"{lab}: {entry['per_student_s']} s a student, so {entry['class_of_200_s']:.0f} s for a class of "
-            f"{CLASS_SIZE} on this machine: {verdict} the {CLASS_TARGET_S:.0f} s target")
+    stopped = (f" (stopped after {entry['graded']} of {students}, an even sample; the students still in flight are "
+               f"not counted, so this errs slow)" if entry["graded"] != students else "")
+    line = (f"{lab}: {entry['per_student_s']} s a student{stopped}, so {entry['class_of_200_s']:.0f} s for a class "
+            f"of {CLASS_SIZE} on this machine: {verdict} the {CLASS_TARGET_S:.0f} s target")
     if entry.get("slurm"):
         line += (f"; a Slurm array of {entry['slurm']['shards']} GPUs (grader slurm --shards "
                  f"{entry['slurm']['shards']}) takes about {entry['slurm']['task_s']:.0f} s")
