@@ -378,12 +378,23 @@ def reference_copies_timed(config: LabConfig, kinds: dict[str, str], results: di
     return report
 
 
+def took_parts(record: dict) -> dict[str, float]:
+    """A timing record's took_s by part (its took_<part>_s fields: inputs, checks, the clocked requests, ...),
+    with what they leave of it as "rest"; {} for a record without them (an older harness, a ceiling)."""
+    parts = {key.removeprefix("took_").removesuffix("_s"): float(value) for key, value in record.items()
+             if key.startswith("took_") and key.endswith("_s") and key != "took_s"}
+    if parts:
+        parts["rest"] = float(record["took_s"]) - sum(parts.values())
+    return parts
+
+
 def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     results = summary.read_results(out, sorted(kinds))
     shown = public_name(config)
     phases: dict[str, list[float]] = {}
     cases: dict[str, dict[str, list[float]]] = {}
     measurements: dict[str, dict[str, list[float]]] = {}
+    measurement_parts: dict[str, dict[str, dict[str, list[float]]]] = {}
     by_kind: dict[str, list[float]] = {}
     perf: dict[str, float] = {}
     busy: Counter[str] = Counter()
@@ -401,6 +412,9 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
                 if "took_s" in record:
                     measurements.setdefault(shown.get(case, case), {}).setdefault(record["name"], []).append(
                         record["took_s"])
+                    for part, seconds in took_parts(record).items():
+                        measurement_parts.setdefault(shown.get(case, case), {}).setdefault(
+                            record["name"], {}).setdefault(part, []).append(seconds)
         busy.update(shown.get(case, case) for case in extra.get("found_busy_beside_others", []))
         by_kind.setdefault(kinds[student].split(" ")[0], []).append(result["score"])
         perf[student] = sum(t["score"] for t in result["tests"] if t["name"].startswith("performance"))
@@ -416,6 +430,11 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         "measurements_s": {case: dict(sorted(((name, _stats(v)) for name, v in took.items()),
                                              key=lambda item: -item[1]["sum"]))
                            for case, took in measurements.items()},
+        # ... and where each one's time went (kit::Timing::Cost), the mean per student, the costliest part first
+        "measurement_parts_s": {case: {name: dict(sorted(((part, round(statistics.mean(v), 3))
+                                                         for part, v in split.items()), key=lambda item: -item[1]))
+                                       for name, split in names.items()}
+                                for case, names in measurement_parts.items()},
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
         # Cases whose check found the GPU busy beside other programs, and so ran again alone: how many students'
         # (what that costs is in serial_and_timing_s)

@@ -123,7 +123,8 @@ def test_the_analysis_shows_what_each_measurement_of_a_timing_case_took(lab01, t
         folder = tmp_path / student
         folder.mkdir()
         records = [{"name": "copy ceiling", "median_s": 1e-4, "took_s": 0.1},
-                   {"name": "vector_add_kernel", "median_s": 3e-4, "took_s": took},
+                   {"name": "vector_add_kernel", "median_s": 3e-4, "took_s": took, "took_verify_s": took / 2,
+                    "took_clocked_s": 0.1},
                    {"name": "from an older harness", "median_s": 3e-4}]
         (folder / "results.json").write_text(json.dumps({"score": 85.0, "tests": [],
                                                          "extra_data": {"timings": {case: records}}}))
@@ -131,6 +132,8 @@ def test_the_analysis_shows_what_each_measurement_of_a_timing_case_took(lab01, t
     took = report["measurements_s"][case]
     assert list(took) == ["vector_add_kernel", "copy ceiling"]  # the costliest first; no took_s, not shown
     assert took["vector_add_kernel"]["sum"] == 1.0 and took["copy ceiling"]["mean"] == 0.1
+    # where the kernel's measurement went, on average: half of it in the checks against the reference
+    assert report["measurement_parts_s"][case] == {"vector_add_kernel": {"verify": 0.25, "rest": 0.15, "clocked": 0.1}}
 
 
 def test_the_report_numbers_hidden_tests_instead_of_naming_them(lab01, tmp_path: Path):

@@ -222,6 +222,19 @@ void add_sets(const TimedWork& work, int wanted, std::vector<WorkSet>& sets) {
   }
 }
 
+// Adds the seconds from its making to its end to `total` (a part of Timing::Cost).
+class CostClock {
+ public:
+  explicit CostClock(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~CostClock() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  CostClock(const CostClock&) = delete;
+  CostClock& operator=(const CostClock&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // Warm-up calls, one a request, then the timed samples, with whichever guards `work` has: a
 // peer has only a call.
 //
@@ -255,15 +268,26 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     CUDA_CHECK(cudaDeviceSynchronize());
     return remote::gpu_free(&took_s);
   };
+  Timing::Cost& cost = run.timing.cost;
+  // The path's cost as the twin measures it (remote::path_overhead_s), its time booked.
+  const auto path_overhead = [&](int calls_per_request) {
+    const CostClock clock(cost.path_s);
+    return remote::path_overhead_s(set_up, calls_per_request);
+  };
   // One request: the calls, each on its set, as `calls` names them; verified where the sample is
   // one of those chosen. Returns its time, or nothing when a guard failed (run.failure says why).
   const auto request = [&](const std::vector<Call>& calls) -> std::optional<double> {
-    for (const Call& call : calls)
-      if (sets[call.set()].refresh) sets[call.set()].refresh(call);
+    {
+      const CostClock clock(cost.refresh_s);
+      for (const Call& call : calls)
+        if (sets[call.set()].refresh) sets[call.set()].refresh(call);
+    }
+    std::optional<CostClock> readying(std::in_place, cost.set_up_s);
     if (!set_up()) {
       run.failure = busy_message(work, calls.front(), took_s);
       return std::nullopt;
     }
+    readying.reset();
     const long long calls_before = remote::calls_made();
     const auto start = Clock::now();
     section.resume();
@@ -271,6 +295,8 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     remote::fence();  // every stream's work is done, the runner's too, before the clock is read
     const std::chrono::duration<double> elapsed = Clock::now() - start;
     section.pause();
+    cost.clocked_s += elapsed.count();
+    std::optional<CostClock> checking(std::in_place, cost.after_s);
     // Runner work still on the GPU now escaped the clock, and would slow the next request or the
     // twin (inflating what is taken off every sample). Stopped, the runner can start no more.
     if (!remote::gpu_free(&took_s)) {
@@ -284,9 +310,11 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
           run.failure = unwritten_message(work, call, output, unwritten);
           return std::nullopt;
         }
+    checking.reset();
     const Call& first = calls.front();
     const bool chosen = first.timed() && std::binary_search(run.verified_samples.begin(),
                                                             run.verified_samples.end(), first.sample());
+    const CostClock verifying(cost.verify_s);
     for (const Call& call : calls)
       if (chosen && !sets[call.set()].verify(call)) {
         run.failure = wrong_message(work, call);
@@ -302,7 +330,8 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     last_warmup_s = *took;
   }
   if (work.another_set && through_runner) {  // K in a batch, and one more alone
-    const int wanted = batch_for(last_warmup_s - remote::path_overhead_s(set_up, 1));
+    const int wanted = batch_for(last_warmup_s - path_overhead(1));
+    const CostClock making(cost.sets_s);
     if (wanted > 1) add_sets(work, wanted + 1, sets);
     if (sets.size() < 3) sets.resize(1);  // memory for no batch of 2: samples of one call
   }
@@ -332,14 +361,13 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
   }
   if (batch < 2) {
     if (through_runner) {  // measured last: its set-up poisons the outputs the checks above read
-      run.timing.path_overhead_s = remote::path_overhead_s(set_up, 1);
+      run.timing.path_overhead_s = path_overhead(1);
       for (double& sample : run.timing.samples_s) sample = std::max(sample - run.timing.path_overhead_s, 0.0);
     }
   } else {
     // The twin's cost of a round trip beyond a request's first, and each sample's K - 1 calls.
     run.timing.batch_calls = batch;
-    run.timing.path_overhead_s =
-        std::max(remote::path_overhead_s(set_up, batch) - remote::path_overhead_s(set_up, 1), 0.0) / (batch - 1);
+    run.timing.path_overhead_s = std::max(path_overhead(batch) - path_overhead(1), 0.0) / (batch - 1);
     for (std::size_t i = 0; i < batched.size(); ++i)
       run.timing.samples_s.push_back(
           std::max((batched[i] - alone[i]) / (batch - 1) - run.timing.path_overhead_s, 0.0));
@@ -619,7 +647,17 @@ void report(const Measurement& m) {
   record.add("ceiling_names", names).add("ceiling_rates", rates).add("ceiling_bounds", bounds);
   if (!bounds.empty()) record.add("ceiling_margin", m.ceiling_margin);
   if (m.timing.path_overhead_s > 0) record.add("path_overhead_s", m.timing.path_overhead_s);
-  if (m.timing.took_s > 0) record.add("took_s", m.timing.took_s);
+  if (m.timing.took_s > 0) {
+    const Timing::Cost& cost = m.timing.cost;
+    record.add("took_s", m.timing.took_s)
+        .add("took_refresh_s", cost.refresh_s)
+        .add("took_sets_s", cost.sets_s)
+        .add("took_set_up_s", cost.set_up_s)
+        .add("took_clocked_s", cost.clocked_s)
+        .add("took_after_s", cost.after_s)
+        .add("took_verify_s", cost.verify_s)
+        .add("took_path_s", cost.path_s);
+  }
   record.add("batch_calls", static_cast<long long>(m.timing.batch_calls));
   record.add("guarded", m.guarded)
       .add("verified_samples", std::vector<double>(m.verified_samples.begin(), m.verified_samples.end()))

@@ -320,6 +320,13 @@ TEST_CASE("harness: a rate above the margin times a bound ceiling is flagged") {
   double sampled_s = 0.0;
   for (const double sample : run.timing.samples_s) sampled_s += sample;
   CHECK(run.timing.took_s >= sampled_s);
+  // ... and where it went: each call clocked and checked, the parts within the whole.
+  const kit::Timing::Cost& cost = run.timing.cost;
+  CHECK(cost.clocked_s >= sampled_s);
+  CHECK(cost.verify_s > 0.0);
+  CHECK(cost.set_up_s > 0.0);
+  CHECK(cost.refresh_s + cost.sets_s + cost.set_up_s + cost.clocked_s + cost.after_s + cost.verify_s + cost.path_s <=
+        run.timing.took_s);
   // The same run, claiming to move 4 times the bytes it moved (as a call that does a quarter of the work would).
   kit::Measurement m{"double_kernel", run.timing, 4.0 * work.work_per_call, kit::RateUnit::GBps};
   m.ceilings = {copy};

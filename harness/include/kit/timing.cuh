@@ -63,6 +63,15 @@ struct Timing {
   // The whole measurement's wall time: warm-up, samples, inputs, checks and the path's own
   // measurement. What grading pays for it, in the timing record for the class bench.
   double took_s = 0.0;
+  // Where took_s went, for the class bench to say what a lab's timing costs a student and what
+  // would cut it: the inputs made for each call (refresh), the sets of buffers made for a batch,
+  // the GPU readied before each request (poison, cache flush, quiet test), the clocked requests,
+  // the checks after each (quiet test, unwritten outputs), the comparisons with the reference
+  // (verify), and the path's cost measured with the twin. The rest is the run's own set-up.
+  struct Cost {
+    double refresh_s = 0.0, sets_s = 0.0, set_up_s = 0.0, clocked_s = 0.0, after_s = 0.0, verify_s = 0.0,
+           path_s = 0.0;
+  } cost;
 };
 
 // One call of a timed work, as refresh and verify see it.
