@@ -396,12 +396,15 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     measurements: dict[str, dict[str, list[float]]] = {}
     measurement_parts: dict[str, dict[str, dict[str, list[float]]]] = {}
     by_kind: dict[str, list[float]] = {}
+    phases_by_kind: dict[str, dict[str, list[float]]] = {}
     perf: dict[str, float] = {}
     busy: Counter[str] = Counter()
     for student, result in results.items():
         extra = result["extra_data"]
+        kind = kinds[student].split(" ")[0]
         for phase, seconds in extra.get("phases_s", {}).items():
             phases.setdefault(phase, []).append(seconds)
+            phases_by_kind.setdefault(kind, {}).setdefault(phase, []).append(seconds)
         for key, seconds in extra.get("lock_wait_by_kind_s", {}).items():
             phases.setdefault(f"lock_wait_{key}", []).append(seconds)
         for case, seconds in extra.get("case_s", {}).items():
@@ -416,7 +419,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
                         measurement_parts.setdefault(shown.get(case, case), {}).setdefault(
                             record["name"], {}).setdefault(part, []).append(seconds)
         busy.update(shown.get(case, case) for case in extra.get("found_busy_beside_others", []))
-        by_kind.setdefault(kinds[student].split(" ")[0], []).append(result["score"])
+        by_kind.setdefault(kind, []).append(result["score"])
         perf[student] = sum(t["score"] for t in result["tests"] if t["name"].startswith("performance"))
     references = [results[s]["score"] for s, k in kinds.items() if k == "reference" and s in results]
     return {
@@ -436,6 +439,10 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
                                        for name, split in names.items()}
                                 for case, names in measurement_parts.items()},
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
+        # What a student of each kind cost, phase by phase (the mean): a reference copy, whose failures are none,
+        # against a wrong one, each of whose failed cases runs again in a program of its own
+        "phases_by_kind_s": {kind: {phase: round(statistics.mean(v), 2) for phase, v in sorted(split.items())}
+                             for kind, split in sorted(phases_by_kind.items())},
         # Cases whose check found the GPU busy beside other programs, and so ran again alone: how many students'
         # (what that costs is in serial_and_timing_s)
         "found_busy_beside_others": dict(busy.most_common()),

@@ -114,6 +114,7 @@ def test_the_analysis_sums_phases_and_cases(lab01, tmp_path: Path):
     assert list(report["cases_s"]) == ["a", "b"]  # the costliest first
     assert report["cases_s"]["a"]["run"]["mean"] == 2.0 and report["cases_s"]["a"]["test"]["sum"] == 3.0
     assert report["scores_by_kind"]["wrong"]["mean"] == 40.0
+    assert report["phases_by_kind_s"] == {"reference": {"build_s": 10.0}, "wrong": {"build_s": 10.0}}
     assert report["found_busy_beside_others"] == {"a": 2}
 
 
