@@ -168,8 +168,17 @@ void time_forces(const Kernel& kernel, const std::string& measurement) {
   kit::DeviceBuffer<float3> d_acc(count);
   const auto options = kit::TimingOptions::from_params();
   const double interactions = static_cast<double>(n) * n;  // every pair, the i = j terms included
-  const auto bodies_of = [&](const kit::Call& call) {
-    return nbody_setups::plummer_sphere(n, call.rng("bodies").seed());
+  // A call's sphere, made once: its verify reads the positions refresh made (the judge's own copy,
+  // out of the runner's reach) instead of making them again, about 70 ms of the CPU a check while the
+  // GPU is held alone.
+  int made_for = -1;
+  std::vector<float4> made;
+  const auto bodies_of = [&](const kit::Call& call) -> const std::vector<float4>& {
+    if (made_for != call.index) {
+      made = nbody_setups::plummer_sphere(n, call.rng("bodies").seed()).pos;
+      made_for = call.index;
+    }
+    return made;
   };
 
   kit::TimedWork work;
@@ -181,7 +190,7 @@ void time_forces(const Kernel& kernel, const std::string& measurement) {
   work.custom_scale = 1e9;
   // NaN in every float: accelerations of finite positions with softening never hold one.
   work.outputs = {kit::Output::device("the accelerations", reinterpret_cast<float*>(d_acc.data()), 3 * count)};
-  work.refresh = [&](const kit::Call& call) { d_pos.upload(bodies_of(call).pos); };
+  work.refresh = [&](const kit::Call& call) { d_pos.upload(bodies_of(call)); };
   work.verify = [&](const kit::Call& call) {
     std::vector<std::size_t> sample;
     for (int i :
@@ -191,7 +200,7 @@ void time_forces(const Kernel& kernel, const std::string& measurement) {
     const std::vector<float3> acc = d_acc.download();
     std::vector<float3> got(sample.size());
     for (std::size_t s = 0; s < sample.size(); ++s) got[s] = acc[sample[s]];
-    const Forces ref = reference_forces(to_state(bodies_of(call).pos, {}), softening2(), sample);
+    const Forces ref = reference_forces(to_state(bodies_of(call), {}), softening2(), sample);
     return expect_accelerations(flatten(got), ref, count,
                                 "the timing Plummer sphere of " + call.name() + ", n = " + std::to_string(n) + ", at " +
                                     std::to_string(sample.size()) + " sampled bodies (rows are samples)",
