@@ -122,6 +122,11 @@ def pace_line(lab: str, entry: dict, students: int) -> str:
     if entry.get("slurm"):
         line += (f"; a Slurm array of {entry['slurm']['shards']} GPUs (grader slurm --shards "
                  f"{entry['slurm']['shards']}) takes about {entry['slurm']['task_s']:.0f} s")
+    alone = entry.get("phases_s", {}).get("serial_and_timing_s", {}).get("mean")
+    if alone:
+        # Nothing runs beside a student's serial tests and timing, so this much of the class is one GPU's alone.
+        line += (f". Its students held the GPU alone {alone:.2f} s each (serial tests and timing), "
+                 f"{alone * CLASS_SIZE:.0f} s of any class of {CLASS_SIZE} on one GPU")
     if students < CLASS_SIZE and not entry["within_class_target"]:
         # Measured 2026-11-27: at N = 20, lab 01's last program ended 82 s in, with the cores 10 % busy.
         line += (f". A class of {students} also pays the reference's build and one student's whole grading, start "

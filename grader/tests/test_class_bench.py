@@ -53,6 +53,10 @@ def test_a_run_stopped_after_an_even_sample_of_20_or_more_is_held_to_the_target_
     line = class_bench.pace_line("05-reduction", {"graded": 71, **pace}, 200)
     assert "stopped after 71 of 200, an even sample" in line and "OVER the 600 s target" in line
     assert class_bench.class_pace(50.0, 200, graded=20)["within_class_target"] is True
+    # what no scheduling can overlap: each student's time with the GPU alone, times the class
+    held = {"graded": 71, "phases_s": {"serial_and_timing_s": {"mean": 3.27}}, **pace}
+    assert "held the GPU alone 3.27 s each (serial tests and timing), 654 s of any class of 200" in \
+        class_bench.pace_line("05-reduction", held, 200)
 
 
 def test_a_lab_past_the_target_is_given_the_slurm_array_that_meets_it():
