@@ -4,8 +4,8 @@
 toy.cu it writes this program, told how to behave by the comment line
 `// fake: {...}` in toy.cu (or `// fake: compile error`): which cases fail, hang or crash, the medians its timing
 reports (a megabyte's work, so 1 ms is 1 GB/s) and those of measurements it reports before it (`stages`), a
-timing that is implausible, cases whose check finds the GPU busy when they run beside others (`busy_beside`), the GPU's name, whether it is a split lab's judge (a runner file
-beside it). The program lists
+timing that is implausible, cases whose check finds the GPU busy when they run beside others (`busy_beside`),
+the GPU's name, whether it is a split lab's judge (a runner file beside it). The program lists
 its cases and runs one per call as a harness-built program does (the JSON
 records in $KIT_RESULTS), and logs when each run started and ended, so that
 tests can check what ran beside what.

@@ -392,16 +392,16 @@ def test_in_process_attacks_gain_nothing(lab01, tmp_path: Path):
         pytest.skip(f"the attacks need a GPU ({error})")
     honest = _grade(lab01, tmp_path, "honest", HONEST, reference)
     allowance = PERF_TOLERANCE * sum(p.points for p in lab01.perf)
-    scores, outputs, seen = {}, {}, {}
+    results, scores, outputs = {}, {}, {}
     for attack, source in IN_PROCESS_ATTACKS.items():
-        graded = seen[attack] = _grade(lab01, tmp_path, attack, HEADER + source, reference).results
+        graded = results[attack] = _grade(lab01, tmp_path, attack, HEADER + source, reference).results
         scores[attack] = (graded["score"], _performance(graded))
         outputs[attack] = json.dumps(graded)
         assert "ATTACK-SAW" not in graded["output"] and not any(
             "ATTACK-SAW" in t.get("output", "") for t in graded["tests"]), attack
     print("attack scores (total, performance):", scores, "honest:", honest.results["score"], _performance(honest.results))
     assert _correctness_lost(lab01, honest.results) == 0, honest.results
-    assert _correctness_lost(lab01, seen["reads the grading seed"]) == 0, scores  # correct code, seed or not
+    assert _correctness_lost(lab01, results["reads the grading seed"]) == 0, scores  # correct code, seed or not
     assert scores["forged results file"][0] == 0, scores
     assert scores["work finished after the reply"][1] == 0, scores
     assert "could not check the result" in outputs["kernels running beside the checks"], scores

@@ -282,12 +282,13 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
       for (const Call& call : calls)
         if (sets[call.set()].refresh) sets[call.set()].refresh(call);
     }
-    std::optional<CostClock> readying(std::in_place, cost.set_up_s);
-    if (!set_up()) {
-      run.failure = busy_message(work, calls.front(), took_s);
-      return std::nullopt;
+    {
+      const CostClock clock(cost.set_up_s);
+      if (!set_up()) {
+        run.failure = busy_message(work, calls.front(), took_s);
+        return std::nullopt;
+      }
     }
-    readying.reset();
     const long long calls_before = remote::calls_made();
     const auto start = Clock::now();
     section.resume();
@@ -296,21 +297,22 @@ GuardedRun run_calls(const TimedWork& work, const TimingOptions& options, std::v
     const std::chrono::duration<double> elapsed = Clock::now() - start;
     section.pause();
     cost.clocked_s += elapsed.count();
-    std::optional<CostClock> checking(std::in_place, cost.after_s);
-    // Runner work still on the GPU now escaped the clock, and would slow the next request or the
-    // twin (inflating what is taken off every sample). Stopped, the runner can start no more.
-    if (!remote::gpu_free(&took_s)) {
-      run.failure = busy_message(work, calls.back(), took_s);
-      return std::nullopt;
+    {
+      const CostClock clock(cost.after_s);
+      // Runner work still on the GPU now escaped the clock, and would slow the next request or the
+      // twin (inflating what is taken off every sample). Stopped, the runner can start no more.
+      if (!remote::gpu_free(&took_s)) {
+        run.failure = busy_message(work, calls.back(), took_s);
+        return std::nullopt;
+      }
+      through_runner = through_runner || remote::calls_made() != calls_before;
+      for (const Call& call : calls)
+        for (const Output& output : sets[call.set()].outputs)
+          if (const std::size_t unwritten = count_unwritten(output); unwritten > 0) {
+            run.failure = unwritten_message(work, call, output, unwritten);
+            return std::nullopt;
+          }
     }
-    through_runner = through_runner || remote::calls_made() != calls_before;
-    for (const Call& call : calls)
-      for (const Output& output : sets[call.set()].outputs)
-        if (const std::size_t unwritten = count_unwritten(output); unwritten > 0) {
-          run.failure = unwritten_message(work, call, output, unwritten);
-          return std::nullopt;
-        }
-    checking.reset();
     const Call& first = calls.front();
     const bool chosen = first.timed() && std::binary_search(run.verified_samples.begin(),
                                                             run.verified_samples.end(), first.sample());
