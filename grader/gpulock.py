@@ -75,7 +75,8 @@ def parse_smi_listing(text: str) -> list[Gpu]:
 
 def choose_gpus(listed: list[Gpu], visible: str | None) -> list[Gpu]:
     """The GPUs this grader may use: those CUDA_VISIBLE_DEVICES names (UUIDs or indices into the
-    listing), or every listed one; without a listing, the indices it names (or GPU 0)."""
+    listing, in nvidia-smi's order, which proc.DEVICE_ORDER gives every child too), or every listed one;
+    without a listing, the indices it names (or GPU 0)."""
     if visible is None:
         return listed or [Gpu(key="0", visible="0")]
     chosen = []

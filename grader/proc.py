@@ -22,6 +22,11 @@ OUTPUT_TAIL_BYTES = 16_000
 # Variables a CUDA program needs from the grader's environment; nothing else passes.
 PASSED_THROUGH = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "NVIDIA_VISIBLE_DEVICES",
                   "NVIDIA_DRIVER_CAPABILITIES")
+# CUDA numbers GPUs fastest first unless told otherwise, nvidia-smi by PCI bus. The GPU lock maps an index in
+# CUDA_VISIBLE_DEVICES to a GPU through nvidia-smi's listing (gpulock.choose_gpus), so every child numbers them as
+# nvidia-smi does: on a host where the two orders differ, a program set on "GPU 1" would otherwise run on a GPU
+# whose lock it does not hold, and time itself beside another grader's programs.
+DEVICE_ORDER = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
 
 # What a signal usually means for a test program, in words a student can act on.
 SIGNAL_MEANINGS = {
@@ -75,7 +80,7 @@ def cores() -> int:
 def scrubbed_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {key: os.environ[key] for key in PASSED_THROUGH if key in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.update({"HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": str(home)})
+    env.update({"HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": str(home), **DEVICE_ORDER})
     env.update(extra or {})
     return env
 

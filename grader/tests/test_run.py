@@ -101,6 +101,15 @@ def test_environment_is_scrubbed(tmp_path: Path, monkeypatch):
     assert "KIT_SEED=5" in result.output and f"HOME={tmp_path}" in result.output
 
 
+def test_children_number_gpus_as_nvidia_smi_does_whatever_the_grader_was_given(tmp_path: Path, monkeypatch):
+    # An index in CUDA_VISIBLE_DEVICES names the GPU whose lock the grader takes only in nvidia-smi's order.
+    monkeypatch.setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    result = run_process(["env"], cwd=tmp_path, env=scrubbed_env(tmp_path), timeout_s=10)
+    lines = result.output.splitlines()
+    assert "CUDA_DEVICE_ORDER=PCI_BUS_ID" in lines and "CUDA_VISIBLE_DEVICES=1" in lines
+
+
 def test_endless_output_keeps_only_a_tail(tmp_path: Path):
     result = run_process(["bash", "-c", "yes line | head -c 5000000"], cwd=tmp_path, env=scrubbed_env(tmp_path),
                          timeout_s=20)
