@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kit/gpu_wait.hpp"
+#include "kit/memory_pool.hpp"
 #include "kit/runner.hpp"
 #include "stream_work.cuh"
 
@@ -216,6 +217,15 @@ void synchronize(const wire::StreamArg& arg) {
                              "compute-sanitizer names the kernel and the line.");
 }
 
+// The device's default memory pool through a timing (kit::keep_freed_device_memory).
+void keep_pool(bool keep) {
+  if (!device_present()) return;  // no GPU: no pool
+  const cudaError_t error = kit::keep_freed_device_memory(keep);
+  if (error != cudaSuccess)
+    throw std::runtime_error(std::string("setting the device's memory pool for ") + (keep ? "a timing" : "after a timing") +
+                             " failed: " + cuda_error_text(error));
+}
+
 void forget_case() {
   for (void (*forget)() : end_of_case_hooks()) forget();  // handles bound to streams go before the streams
   destroy_streams();
@@ -254,6 +264,7 @@ void serve_harness(const wire::RequestHeader& header, wire::Reader& message, int
       break;
     }
     case wire::Op::Unshare: unmap_shared(message.get<std::uint64_t>()); break;
+    case wire::Op::KeepPool: keep_pool(message.get<std::uint8_t>() != 0); break;
     default: throw std::runtime_error("malformed request: no such operation");
   }
 }

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "kit/cuda_check.cuh"
+#include "kit/memory_pool.hpp"
 #include "kit/results.hpp"
 
 namespace kit::remote {
@@ -738,13 +739,49 @@ void Call::run() {
   if (!reply.empty()) throw StudentError(std::string(name_) + ": the runner returned a value from a void function");
 }
 
+namespace {
+
+// The default memory pools of the runner, where the student's calls run, and of the judge, where a peer's
+// do, through a timing (kit::keep_freed_device_memory). A judge without a GPU has no pool to set.
+void keep_pools(bool keep) {
+  Runner& runner = Runner::get();
+  if (runner.started()) {
+    wire::Writer argument;
+    argument.put(static_cast<std::uint8_t>(keep ? 1 : 0));
+    runner.exchange(wire::RequestHeader{wire::kRequestMagic, wire::Op::KeepPool, 0, 0}, argument,
+                    keep ? "setting the memory pool for a timing" : "setting the memory pool back after a timing");
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();  // not left for the next call's checks to find
+    return;
+  }
+  CUDA_CHECK(kit::keep_freed_device_memory(keep));
+}
+
+}  // namespace
+
 TimedSection::TimedSection() {
   if (paused_sections()++ != 0) return;
+  try {
+    keep_pools(true);
+  } catch (...) {
+    --paused_sections();  // no section began
+    throw;
+  }
   Runner::get().stop();
   if (Runner::twin().started()) Runner::twin().stop();  // started with the case: its start is over by now
 }
 TimedSection::~TimedSection() {
-  if (--paused_sections() == 0) Runner::get().cont();
+  if (--paused_sections() != 0) return;
+  Runner::get().cont();
+  try {
+    keep_pools(false);
+  } catch (const std::exception& error) {
+    // A runner that is gone has failed its case already; the judge's own pool keeping its memory costs the
+    // later cases of this program only free memory, which the message says.
+    std::fprintf(stderr, "after a timing, the memory pools were not set back: %s\n", error.what());
+  }
 }
 void TimedSection::resume() { Runner::get().cont(); }
 void TimedSection::pause() { Runner::get().stop(); }

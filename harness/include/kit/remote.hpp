@@ -167,7 +167,9 @@ class SharedHostBuffer {
 // While a TimedSection lives, the runner (if one runs) is stopped (SIGSTOP) except
 // during a call: it cannot watch the next call's inputs being written, nor work on them
 // before the clock starts. Where no runner runs (the work is the judge's own, or the lab
-// is graded in one process), it does nothing.
+// is graded in one process), it stops nothing. Either way, while it lives the device's default
+// memory pools, the runner's and the judge's, keep what is freed into them
+// (kit::keep_freed_device_memory), and give it back when it ends.
 class TimedSection {
  public:
   TimedSection();

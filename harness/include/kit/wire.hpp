@@ -48,6 +48,7 @@ enum class Op : std::uint32_t {
   Copy = 5,         // a StreamArg, a DeviceArg to, a DeviceArg from, bytes (u64): queue a device copy
   Share = 6,        // a ShareArg, with the memfd of host memory the test shares: map it
   Unshare = 7,      // an id (u64): unmap that shared host memory
+  KeepPool = 8,     // a u8: 1 as a timing starts, 0 as it ends (kit::keep_freed_device_memory)
 };
 
 enum class Status : std::uint32_t { Ok = 0, Error = 1 };

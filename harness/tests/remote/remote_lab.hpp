@@ -93,3 +93,6 @@ void free_pinned_floats(float* h_floats);
 void double_values(const float* d_in, float* d_out, int n);
 // The same, except that every fourth call (counted in the runner) returns having done nothing.
 void double_values_mostly(const float* d_in, float* d_out, int n);
+// Allocates `bytes` of device memory with cudaMallocAsync on the legacy default stream, writes it, frees it
+// with cudaFreeAsync and waits for the stream: what lab 06's scans do with their tile sums in every call.
+void scratch_on_device(std::size_t bytes);

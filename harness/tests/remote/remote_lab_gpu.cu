@@ -41,3 +41,11 @@ void double_values_mostly(const float* d_in, float* d_out, int n) {
   if (++calls % 4 == 0) return;
   double_values(d_in, d_out, n);
 }
+
+void scratch_on_device(std::size_t bytes) {
+  void* d_scratch = nullptr;
+  CUDA_CHECK(cudaMallocAsync(&d_scratch, bytes, 0));
+  CUDA_CHECK(cudaMemsetAsync(d_scratch, 0, bytes, 0));
+  CUDA_CHECK(cudaFreeAsync(d_scratch, 0));
+  CUDA_CHECK(cudaStreamSynchronize(0));
+}

@@ -1,0 +1,18 @@
+#include "kit/memory_pool.hpp"
+
+#include <cstdint>
+
+namespace kit {
+
+cudaError_t keep_freed_device_memory(bool keep) {
+  int device = 0;
+  cudaMemPool_t pool = nullptr;
+  std::uint64_t threshold = keep ? UINT64_MAX : 0;
+  cudaError_t error = cudaGetDevice(&device);
+  if (error == cudaSuccess) error = cudaDeviceGetDefaultMemPool(&pool, device);
+  if (error == cudaSuccess) error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+  if (error == cudaSuccess && !keep) error = cudaMemPoolTrimTo(pool, 0);
+  return error;
+}
+
+}  // namespace kit
