@@ -5,11 +5,13 @@
 #include <vector_functions.h>  // make_float3, make_float4
 #include <vector_types.h>      // float3, float4
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "kit/parallel.hpp"
 #include "kit/random.hpp"
 
 namespace nbody_setups {
@@ -82,36 +84,51 @@ inline Bodies random_cloud(int n, std::uint64_t seed) {
   return bodies;
 }
 
+// A Plummer sphere's bodies are drawn in blocks of this many, each block from a random stream of
+// its own, so that every core can make a share (the timing makes a sphere of 262144 bodies for
+// each timed call, while the class waits for the GPU) and a seed gives the same sphere whatever the
+// number of threads.
+constexpr std::size_t kPlummerBodiesPerBlock = 4096;
+
 // A Plummer sphere in Henon units (G = 1, total mass 1, total energy -1/4, so the
 // Plummer radius is 3 pi / 16 and a crossing time is about 2.8), centred on
 // `centre` and moving as a whole with `bulk_velocity`. Radii from the inverse of the
 // cumulative mass, cut at 10 Plummer radii; speeds by von Neumann rejection from
 // the distribution function, as in Aarseth, Henon and Wielen (1974), A&A 37, 183.
-inline Bodies plummer_sphere(int n, std::uint64_t seed, Vec3 centre = {0, 0, 0}, Vec3 bulk_velocity = {0, 0, 0}) {
+// `threads`: how many make it (0: as many as the work is worth).
+inline Bodies plummer_sphere(int n, std::uint64_t seed, Vec3 centre = {0, 0, 0}, Vec3 bulk_velocity = {0, 0, 0},
+                             std::size_t threads = 0) {
   const double kPi = 3.14159265358979323846;
   const double scale = 3.0 * kPi / 16.0;
   Uniforms u(seed);
   const std::vector<float> masses = random_masses(n, 1.0, u);
-  Bodies bodies{std::vector<float4>(static_cast<std::size_t>(n)), std::vector<float3>(static_cast<std::size_t>(n))};
-  for (std::size_t i = 0; i < bodies.pos.size(); ++i) {
-    double r = 0.0;
-    do {
-      const double mass_fraction = u.next();
-      r = mass_fraction > 0.0 ? scale / std::sqrt(std::pow(mass_fraction, -2.0 / 3.0) - 1.0) : 1e30;
-    } while (!(r <= 10.0 * scale));
-    double q = 0.0, y = 1.0;
-    do {
-      q = u.next();
-      y = 0.1 * u.next();
-    } while (y > q * q * std::pow(1.0 - q * q, 3.5));
-    const double speed = q * std::sqrt(2.0) * std::pow(r * r + scale * scale, -0.25);
-    const Vec3 where = random_direction(u), heading = random_direction(u);
-    bodies.pos[i] = make_float4(static_cast<float>(centre.x + r * where.x), static_cast<float>(centre.y + r * where.y),
-                                static_cast<float>(centre.z + r * where.z), masses[i]);
-    bodies.vel[i] = make_float3(static_cast<float>(bulk_velocity.x + speed * heading.x),
-                                static_cast<float>(bulk_velocity.y + speed * heading.y),
-                                static_cast<float>(bulk_velocity.z + speed * heading.z));
-  }
+  const std::size_t count = static_cast<std::size_t>(n);
+  Bodies bodies{std::vector<float4>(count), std::vector<float3>(count)};
+  const auto make_block = [&](std::size_t block) {
+    Uniforms own(kit::detail::random_bits(seed, block));  // a stream for the block, apart from the masses'
+    const std::size_t end = std::min(count, (block + 1) * kPlummerBodiesPerBlock);
+    for (std::size_t i = block * kPlummerBodiesPerBlock; i < end; ++i) {
+      double r = 0.0;
+      do {
+        const double mass_fraction = own.next();
+        r = mass_fraction > 0.0 ? scale / std::sqrt(std::pow(mass_fraction, -2.0 / 3.0) - 1.0) : 1e30;
+      } while (!(r <= 10.0 * scale));
+      double q = 0.0, y = 1.0;
+      do {
+        q = own.next();
+        y = 0.1 * own.next();
+      } while (y > q * q * std::pow(1.0 - q * q, 3.5));
+      const double speed = q * std::sqrt(2.0) * std::pow(r * r + scale * scale, -0.25);
+      const Vec3 where = random_direction(own), heading = random_direction(own);
+      bodies.pos[i] = make_float4(static_cast<float>(centre.x + r * where.x), static_cast<float>(centre.y + r * where.y),
+                                  static_cast<float>(centre.z + r * where.z), masses[i]);
+      bodies.vel[i] = make_float3(static_cast<float>(bulk_velocity.x + speed * heading.x),
+                                  static_cast<float>(bulk_velocity.y + speed * heading.y),
+                                  static_cast<float>(bulk_velocity.z + speed * heading.z));
+    }
+  };
+  const std::size_t blocks = (count + kPlummerBodiesPerBlock - 1) / kPlummerBodiesPerBlock;
+  kit::for_each_index(blocks, threads != 0 ? threads : kit::threads_for(static_cast<double>(blocks), 1.0), make_block);
   return bodies;
 }
 
