@@ -52,6 +52,24 @@ def reference_losses(items: list[Scored]) -> list[str]:
     return [f"reference loses points on '{i.name}': {i.output}" for i in autograded(items) if i.score < i.max_score]
 
 
+def timings_disagree(config: LabConfig, first: dict[str, CaseOutcome], second: dict[str, CaseOutcome]) -> list[str]:
+    """Where the reference's two timings differ by more than a measurement's points allow, either way. Two timings
+    of one build on a GPU host with nothing else running agree within a few percent (0.95x to 1.06x over every
+    lab's measurements on four H200s, docs/gpu-runs/2026-11-27-h200x4-all-labs-cross-gpu.md); farther apart, the
+    first timing, the yardstick of every variant's verdict, measured something besides the reference."""
+    problems = []
+    for spec in config.perf:
+        ratio = perf_ratio(spec, second.get(spec.case), first.get(spec.case))
+        if ratio is None or 1.0 / spec.full_at <= ratio <= spec.full_at:
+            continue
+        problems.append(f"the reference's two timings of '{spec.measurement}' disagree: the second took {ratio:.2f}x "
+                        f"the first, farther apart than the {spec.full_at:g}x its full points allow. The first timing "
+                        f"is what every variant is judged against, so the verdicts on performance below prove "
+                        f"nothing. Something else was using the GPU or its host while it ran: another grader, or "
+                        f"programs on the host's other GPUs. Run the self-check again with the host to itself.")
+    return problems
+
+
 def _losing(config: LabConfig, wrong: WrongSpec) -> list[PerfSpec]:
     """The performance items whose points `wrong` must lose (its keeps_at_most), in config order."""
     return [spec for spec in config.perf if spec.points > 0 and spec.measurement in wrong.keeps_at_most]
@@ -104,7 +122,7 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
     report.write_json(build_dir / config.name / RESULTS_NAME, graded.results)  # for the GPU run record
     text.append(report.table(f"{config.name}: reference, against a second timing of itself", items))
     costs = [f"reference {first.cost()}", f"its second timing {second.cost()}"]
-    problems += reference_losses(items)
+    problems += timings_disagree(config, first.outcomes, second.outcomes) + reference_losses(items)
 
     skeleton_run = evaluate(config, skeleton, workroot / "skeleton", [t.name for t in config.tests], lock)
     skeleton_items = score_lab(config, skeleton_run.outcomes, None)

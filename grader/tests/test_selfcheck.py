@@ -111,3 +111,26 @@ def test_a_variant_with_no_stage_records_has_no_ratio_and_is_reported(toy_repo: 
     problems, _ = _overlap_check(toy_repo, tmp_path, {"wrong-no-overlap": {"stages": {}}})
     assert problems == ["wrong variant 'no-overlap': no ratio to the reference for 'toy_kernel' (a record is missing "
                         "from its timing case or from the reference's)"]
+
+
+def test_a_first_reference_timing_slower_than_its_second_is_named_as_the_cause_of_the_verdicts_it_spoils(
+        toy_repo: Path, tmp_path: Path):
+    # The reference's first timing, every variant's yardstick, 4x its second (its pipeline 5.0 of its slowest stage,
+    # then 1.25): the reference loses points against itself, and the slow variant (2.05) looks fast enough to keep
+    # its points.
+    problems, _ = _overlap_check(toy_repo, tmp_path, {"reference": {"medians": [0.005, 0.00125]}})
+    assert problems[0].startswith("the reference's two timings of 'toy_kernel' disagree: the second took 0.25x the "
+                                  "first, farther apart than the 1.2x its full points allow.")
+    assert "Run the self-check again with the host to itself." in problems[0]
+    assert problems[1].startswith("reference loses points on 'performance: toy_kernel'")
+    assert problems[2].startswith("wrong variant 'no-overlap' (waits after every chunk) keeps 1.00 of the "
+                                  "'toy_kernel' points at 0.41x the reference's")
+    assert len(problems) == 3
+
+
+def test_reference_timings_that_disagree_the_other_way_are_reported_too(toy_repo: Path, tmp_path: Path):
+    # The second timing the slow one: no verdict goes wrong this time, but the timings cannot be trusted.
+    problems, _ = _overlap_check(toy_repo, tmp_path, {"reference": {"medians": [0.00125, 0.005]}})
+    assert len(problems) == 1
+    assert problems[0].startswith("the reference's two timings of 'toy_kernel' disagree: the second took 4.00x the "
+                                  "first")
