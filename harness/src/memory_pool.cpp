@@ -5,11 +5,13 @@
 namespace kit {
 
 cudaError_t keep_freed_device_memory(bool keep) {
-  int device = 0;
+  int device = 0, pools = 0;
+  cudaError_t error = cudaGetDevice(&device);
+  if (error == cudaSuccess) error = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device);
+  if (error != cudaSuccess || pools == 0) return error;  // no stream-ordered allocator here: nothing to keep
   cudaMemPool_t pool = nullptr;
   std::uint64_t threshold = keep ? UINT64_MAX : 0;
-  cudaError_t error = cudaGetDevice(&device);
-  if (error == cudaSuccess) error = cudaDeviceGetDefaultMemPool(&pool, device);
+  error = cudaDeviceGetDefaultMemPool(&pool, device);
   if (error == cudaSuccess) error = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
   if (error == cudaSuccess && !keep) error = cudaMemPoolTrimTo(pool, 0);
   return error;

@@ -333,6 +333,13 @@ std::size_t device_bytes_free() {
 
 TEST_CASE("remote (GPU): while a timing runs, the runner's memory pool keeps what its code frees, and gives it back "
           "after") {
+  int device = 0, pools = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
+  if (pools == 0) {
+    MESSAGE("this GPU has no stream-ordered allocator (cudaDevAttrMemoryPoolsSupported), so no pool to keep");
+    return;
+  }
   constexpr std::size_t kScratch = std::size_t{256} << 20;
   constexpr std::size_t kSlack = std::size_t{64} << 20;  // what the driver may set aside meanwhile
   const std::size_t before = device_bytes_free();
