@@ -89,13 +89,18 @@ def choose_gpus(listed: list[Gpu], visible: str | None) -> list[Gpu]:
     return chosen
 
 
-def list_gpus() -> list[Gpu]:
-    """The GPUs of this machine that this process may use (nvidia-smi -L and CUDA_VISIBLE_DEVICES)."""
+def host_gpus() -> list[Gpu]:
+    """Every GPU of this machine, in nvidia-smi's order (a GPU's place is its index), whichever this process may
+    use; none where nvidia-smi is missing or fails."""
     with tempfile.TemporaryDirectory(prefix="kit-smi-") as folder:
         listing = run_process(["nvidia-smi", "-L"], cwd=Path(folder), env=scrubbed_env(Path(folder)),
                               timeout_s=SMI_TIMEOUT_S)
-    listed = parse_smi_listing(listing.output) if listing.ok else []
-    return choose_gpus(listed, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    return parse_smi_listing(listing.output) if listing.ok else []
+
+
+def list_gpus() -> list[Gpu]:
+    """The GPUs of this machine that this process may use (nvidia-smi -L and CUDA_VISIBLE_DEVICES)."""
+    return choose_gpus(host_gpus(), os.environ.get("CUDA_VISIBLE_DEVICES"))
 
 
 def lock_dir() -> Path:

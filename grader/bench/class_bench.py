@@ -41,6 +41,7 @@ from pathlib import Path
 from grader import buildinfo, classroom, summary
 from grader.config import REPO_ROOT, LabConfig, load_lab
 from grader.errors import GraderError, NoGpu
+from grader.gpulock import choose_gpus, host_gpus
 from grader.proc import cores, interrupt_on_sigterm, run_process
 
 KERNEL_START = re.compile(r"__global__\s+void\s+\w+\s*\([^)]*\)\s*\{")
@@ -127,6 +128,12 @@ def pace_line(lab: str, entry: dict, students: int) -> str:
         # Nothing runs beside a student's serial tests and timing, so this much of the class is one GPU's alone.
         line += (f". Its students held the GPU alone {alone:.2f} s each (serial tests and timing), "
                  f"{alone * CLASS_SIZE:.0f} s of any class of {CLASS_SIZE} on one GPU")
+    others = entry.get("machine", {}).get("other_gpus_in_use")
+    if others:
+        busy = ", ".join(f"GPU {gpu} in {share:.0%} of its seconds" for gpu, share in sorted(others.items()))
+        line += (f". Other GPUs of this host ran kernels meanwhile ({busy}): beside busy GPUs of their host, "
+                 f"students have held the GPU alone up to 4x as long as on a host to themselves "
+                 f"(docs/gpu-runs/2026-11-27-h200x4-all-labs-cross-gpu.md), so this is not one GPU's pace")
     if students < CLASS_SIZE and not entry["within_class_target"]:
         # Measured 2026-11-27: at N = 20, lab 01's last program ended 82 s in, with the cores 10 % busy.
         line += (f". A class of {students} also pays the reference's build and one student's whole grading, start "
@@ -493,14 +500,22 @@ def children_cpu_s() -> float:
 
 def gpu_utilization(samples: str) -> dict[str, dict]:
     """Per GPU index, from nvidia-smi's "index, utilization.gpu" lines (one a second): the mean share of time a
-    kernel was running, and how many samples it rests on."""
+    kernel was running, the share of seconds in which one ran at all, and how many samples they rest on."""
     by_gpu: dict[str, list[float]] = {}
     for line in samples.splitlines():
         parts = [part.strip() for part in line.split(",")]
         if len(parts) == 2 and parts[1].replace(".", "", 1).isdigit():
             by_gpu.setdefault(parts[0], []).append(float(parts[1]))
-    return {gpu: {"mean_percent": round(statistics.mean(values), 1), "samples": len(values)}
+    return {gpu: {"mean_percent": round(statistics.mean(values), 1),
+                  "busy_share": round(sum(1 for v in values if v > 0) / len(values), 3), "samples": len(values)}
             for gpu, values in sorted(by_gpu.items())}
+
+
+def other_gpus_in_use(utilization: dict[str, dict], graded_on: set[str]) -> dict[str, float]:
+    """The GPUs of this host that the run did not grade on but that ran kernels in some of its seconds (another
+    grader's lanes, say): index -> that share of seconds."""
+    return {gpu: use["busy_share"] for gpu, use in utilization.items()
+            if gpu not in graded_on and use.get("busy_share", 0) > 0}
 
 
 class MachineUse:
@@ -509,6 +524,9 @@ class MachineUse:
     second)."""
 
     def __enter__(self) -> "MachineUse":
+        host = host_gpus()
+        mine = {gpu.key for gpu in choose_gpus(host, os.environ.get("CUDA_VISIBLE_DEVICES"))}
+        self.graded_on = {str(index) for index, gpu in enumerate(host) if gpu.key in mine}
         self.cpu = cpu_times()
         self.children = children_cpu_s()
         self.samples = tempfile.TemporaryFile(mode="w+")
@@ -522,11 +540,13 @@ class MachineUse:
         if self.sampler is not None:
             self.sampler.terminate()
             self.sampler.wait()
+        utilization = gpu_utilization(self._samples())
         self.report = {
             "cores": cores(),
             "cpu_busy_share": cpu_busy_share(self.cpu, cpu_times()),
             "grading_cpu_s": round(children_cpu_s() - self.children, 1),
-            "gpu_utilization": gpu_utilization(self._samples()),
+            "gpu_utilization": utilization,
+            "other_gpus_in_use": other_gpus_in_use(utilization, self.graded_on),
         }
 
     def _samples(self) -> str:

@@ -244,8 +244,23 @@ def test_the_cores_busy_share_counts_idle_and_io_wait_as_not_busy():
 
 def test_gpu_utilization_is_averaged_per_gpu_and_skips_what_is_not_a_sample():
     samples = "0, 100\n1, 20\n0, 50\n1, 40\n0, [N/A]\ngarbage\n"
-    assert class_bench.gpu_utilization(samples) == {"0": {"mean_percent": 75.0, "samples": 2},
-                                                    "1": {"mean_percent": 30.0, "samples": 2}}
+    assert class_bench.gpu_utilization(samples) == {"0": {"mean_percent": 75.0, "busy_share": 1.0, "samples": 2},
+                                                    "1": {"mean_percent": 30.0, "busy_share": 1.0, "samples": 2}}
+
+
+def test_other_gpus_of_the_host_that_ran_kernels_are_named_and_the_pace_is_said_not_to_be_one_gpus():
+    utilization = class_bench.gpu_utilization("0, 40\n1, 0\n2, 3\n0, 60\n1, 0\n2, 0\n3, 0\n3, 0\n")
+    assert utilization["2"]["busy_share"] == 0.5
+    # Graded on GPU 0: GPU 2 ran kernels in half of the seconds, GPUs 1 and 3 in none.
+    others = class_bench.other_gpus_in_use(utilization, {"0"})
+    assert others == {"2": 0.5}
+    assert class_bench.other_gpus_in_use(utilization, {"0", "2"}) == {}  # lanes of this run are not others
+    entry = {"graded": 200, "machine": {"other_gpus_in_use": others}, **class_bench.class_pace(400.0, 200, graded=200)}
+    line = class_bench.pace_line("02-picture-kernel", entry, 200)
+    assert "Other GPUs of this host ran kernels meanwhile (GPU 2 in 50% of its seconds)" in line
+    assert line.endswith("so this is not one GPU's pace")
+    quiet = {"graded": 200, "machine": {"other_gpus_in_use": {}}, **class_bench.class_pace(400.0, 200, graded=200)}
+    assert "Other GPUs" not in class_bench.pace_line("02-picture-kernel", quiet, 200)
 
 
 def test_machine_use_reports_the_cores_and_the_cpu_seconds_of_what_it_ran():
