@@ -219,7 +219,6 @@ void synchronize(const wire::StreamArg& arg) {
 
 // The device's default memory pool through a timing (kit::keep_freed_device_memory).
 void keep_pool(bool keep) {
-  if (!device_present()) return;  // no GPU: no pool
   const cudaError_t error = kit::keep_freed_device_memory(keep);
   if (error != cudaSuccess)
     throw std::runtime_error(std::string("setting the device's memory pool for ") + (keep ? "a timing" : "after a timing") +

@@ -742,7 +742,7 @@ void Call::run() {
 namespace {
 
 // The default memory pools of the runner, where the student's calls run, and of the judge, where a peer's
-// do, through a timing (kit::keep_freed_device_memory). A judge without a GPU has no pool to set.
+// do, through a timing (kit::keep_freed_device_memory).
 void keep_pools(bool keep) {
   Runner& runner = Runner::get();
   if (runner.started()) {
@@ -750,11 +750,6 @@ void keep_pools(bool keep) {
     argument.put(static_cast<std::uint8_t>(keep ? 1 : 0));
     runner.exchange(wire::RequestHeader{wire::kRequestMagic, wire::Op::KeepPool, 0, 0}, argument,
                     keep ? "setting the memory pool for a timing" : "setting the memory pool back after a timing");
-  }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    cudaGetLastError();  // not left for the next call's checks to find
-    return;
   }
   CUDA_CHECK(kit::keep_freed_device_memory(keep));
 }

@@ -12,8 +12,9 @@ namespace kit {
 // work that is not the code being timed, and that a busy host slowed 10-20x in lab 06's reference
 // (docs/gpu-runs/2026-11-27-h200x4-all-labs-cross-gpu.md). !keep: back to the default, and what the
 // pool holds goes back to the driver now, so that free device memory reads as before the timing.
-// A device without the stream-ordered allocator (cudaDevAttrMemoryPoolsSupported: some virtual GPUs)
-// has no pool, and is left as it is. Returns the first failed CUDA call's error, or cudaSuccess.
+// A machine without a GPU, or a device without the stream-ordered allocator
+// (cudaDevAttrMemoryPoolsSupported: some virtual GPUs), has no pool, and is left as it is. Returns
+// the first failed CUDA call's error, or cudaSuccess.
 cudaError_t keep_freed_device_memory(bool keep);
 
 }  // namespace kit

@@ -169,7 +169,7 @@ void time_forces(const Kernel& kernel, const std::string& measurement) {
   const auto options = kit::TimingOptions::from_params();
   const double interactions = static_cast<double>(n) * n;  // every pair, the i = j terms included
   // A call's sphere, made once: its verify reads the positions refresh made (the judge's own copy,
-  // out of the runner's reach) instead of making them again, about 70 ms of the CPU a check while the
+  // out of the runner's reach) instead of making them again, about 70 ms of CPU time a check while the
   // GPU is held alone.
   int made_for = -1;
   std::vector<float4> made;
