@@ -282,6 +282,24 @@ def program_durations(results: dict[str, dict]) -> dict:
     return report
 
 
+def program_starts(results: dict[str, dict]) -> dict:
+    """Per GPU: the test programs the class started there, a student and a second (from the first start to the last
+    end). Each program starts two or three CUDA contexts (the judge's, the runner's, a timing's twin), and the driver
+    starts and ends contexts one at a time for the whole host, about 6 a second on an H200 host
+    (docs/gpu-runs/2026-11-27-h200x2-pool-all-selfchecks.md): a class that starts programs near that rate is paced
+    by its program starts, not by its GPU work, and only fewer programs a student make it faster."""
+    students = Counter(result["extra_data"].get("lane", {}).get("gpu", "?") for result in results.values())
+    report = {}
+    for gpu, programs in _programs_by_gpu(results).items():
+        if not programs:
+            continue
+        span = max(p["at"][1] for p in programs) - min(p["at"][0] for p in programs)
+        report[gpu] = {"programs": len(programs),
+                       "per_student": round(len(programs) / students[gpu], 2) if students[gpu] else None,
+                       "per_second": round(len(programs) / span, 2) if span > 0 else None}
+    return report
+
+
 def gpu_busy_levels(results: dict[str, dict]) -> dict:
     """Per GPU: the share of the run (first program's start to last one's end) during which 0, 1, 2, ... test
     programs ran on it at once. Time with none is time the pipeline left the GPU waiting."""
@@ -469,6 +487,7 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         "gpu_exclusivity": gpu_exclusivity(results),
         "program_durations_by_company": program_durations(results),
         "gpu_busy_levels": gpu_busy_levels(results),
+        "program_starts": program_starts(results),
         "performance_scores": perf,
     }
 

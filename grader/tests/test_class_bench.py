@@ -222,6 +222,20 @@ def test_programs_are_timed_by_the_company_they_kept_and_the_gpus_idle_time_is_s
     assert levels == {"0": round(11.0 / 21, 3), "1": round(8.0 / 21, 3), "2": round(2.0 / 21, 3)}
 
 
+def test_program_starts_are_counted_a_student_and_a_second_on_each_gpu():
+    group = {"cases": ["a", "b"], "hold": "shared"}
+    results = {
+        "s0": _lane_result("gpu-0", 0.0, [dict(group, at=[0.0, 4.0]), {"cases": ["t"], "hold": "alone",
+                                                                          "at": [8.0, 9.0]}], [19.0, 20.0], 1e-3),
+        "s1": _lane_result("gpu-0", 0.0, [dict(group, at=[2.0, 6.0])], [19.0, 20.0], 1e-3),
+        "s2": _lane_result("gpu-1", 0.0, [dict(group, at=[5.0, 7.0])], [1.0, 3.0], 1e-3),
+    }
+    starts = class_bench.program_starts(results)
+    # gpu-0: three students' programs and the reference's timing, from 0 to 20 s, for two students
+    assert starts["gpu-0"] == {"programs": 4, "per_student": 2.0, "per_second": 0.2}
+    assert starts["gpu-1"] == {"programs": 2, "per_student": 2.0, "per_second": round(2 / 6.0, 2)}
+
+
 def test_a_lane_scored_against_two_reference_timings_or_another_lanes_is_flagged(lab01):
     one = _lane_result("gpu-0", 0.0, [], [1.0, 2.0], 1e-3)
     other = _lane_result("gpu-0", 0.0, [], [3.0, 4.0], 2e-3)
