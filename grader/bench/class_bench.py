@@ -120,7 +120,11 @@ def pace_line(lab: str, entry: dict, students: int) -> str:
                f"not counted, so this errs slow)" if entry["graded"] != students else "")
     line = (f"{lab}: {entry['per_student_s']} s a student{stopped}, so {entry['class_of_200_s']:.0f} s for a class "
             f"of {CLASS_SIZE} on this machine: {verdict} the {CLASS_TARGET_S:.0f} s target")
-    if entry.get("slurm"):
+    if entry.get("slurm", {}).get("shards") == 1:
+        # The pace above spreads the reference's build and timing over the students it graded; a class pays it once.
+        line += (f"; with the reference's build and timing paid once rather than in each student's pace, one GPU "
+                 f"grades the class in about {entry['slurm']['task_s']:.0f} s")
+    elif entry.get("slurm"):
         line += (f"; a Slurm array of {entry['slurm']['shards']} GPUs (grader slurm --shards "
                  f"{entry['slurm']['shards']}) takes about {entry['slurm']['task_s']:.0f} s")
     alone = entry.get("phases_s", {}).get("serial_and_timing_s", {}).get("mean")

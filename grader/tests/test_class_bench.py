@@ -66,6 +66,13 @@ def test_a_lab_past_the_target_is_given_the_slurm_array_that_meets_it():
     assert class_bench.slurm_shards(9.0, 0.0) == {"shards": 4, "task_s": 450.0}
     assert class_bench.slurm_shards(700.0, 0.0) is None  # not even one student a task fits
     assert "slurm" not in class_bench.class_pace(60.0, 20, graded=20)  # within the target: none needed
+    # Over the target only because the reference's 21 s counted in each of 69 students' pace: one GPU, said so.
+    near = {"graded": 69, **class_bench.class_pace(217.7, 200, graded=69, fixed_s=21.2)}
+    assert near["class_of_200_s"] == 631.0 and near["slurm"] == {"shards": 1, "task_s": 590.8}
+    line = class_bench.pace_line("02-picture-kernel", near, 200)
+    assert "OVER the 600 s target" in line and "Slurm array of 1" not in line
+    assert "reference's build and timing paid once rather than in each student's pace, one GPU grades the class " \
+           "in about 591 s" in line
 
 
 def test_a_smaller_class_is_an_even_sample_of_the_class_of_200():
