@@ -1,4 +1,5 @@
 """The class benchmark's parts that need no GPU: the generated class, the broken submissions, the analysis."""
+import importlib.util
 import json
 import os
 import signal
@@ -11,7 +12,7 @@ import pytest
 
 from grader import proc
 from grader.bench import class_bench
-from grader.config import ConfigError
+from grader.config import REPO_ROOT, ConfigError
 
 KERNEL = "__global__ void add(float* c, int n) {\n  c[0] = 1.0f;\n}\nvoid launch() {\n  add<<<1, 1>>>(c, n);\n}\n"
 
@@ -322,3 +323,17 @@ def test_the_reference_copies_ratios_show_their_spread_and_any_drift_over_the_ru
     assert report["copies"] == 5 and report["ratio_max"] == 1.5 and report["ratio_median"] == 1.1
     assert report["past_full_at"] == 2  # 1.3 and 1.5, past lab 01's 1.2
     assert report["ratio_median_by_third"] == [1.0, 1.05, 1.4]
+
+
+def test_a_run_records_table_counts_the_reference_once_and_only_from_an_even_sample():
+    spec = importlib.util.spec_from_file_location("bench_table", REPO_ROOT / "docs/gpu-runs/scripts/bench_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    run = {"graded": 69, "total_s": 217.7, "per_student_s": 3.16, "class_of_200_s": 631.0,
+           "reference_s": {"reference_build_s": 19.4, "reference_timing_s": 1.8},
+           "phases_s": {"serial_and_timing_s": {"mean": 1.25}}, "references_full_marks": "47/47",
+           "reference_copies_timed": {"rgb_to_gray_kernel": {"ratio_min": 0.89, "ratio_max": 1.06}}}
+    row = table.row("3", {"lab": "02-picture-kernel", "n": 200, "runs": [run]})
+    assert row[5:8] == ["631", "591", "1.25"] and row[9] == "rgb_to_gray_kernel 0.89-1.06"
+    few = {**run, "graded": 12, "per_student_s": None, "class_of_200_s": None}
+    assert table.row("1", {"lab": "08-streams", "n": 200, "runs": [few]})[4:7] == ["-", "-", "-"]

@@ -1,0 +1,15 @@
+# Sourced first by each script here: the tools grading needs, and a record of the machine in $OUT/gpu.txt.
+# A GPU machine without bubblewrap and doctest installed (and no package registry) gets them from Debian
+# packages carried along in $DEBS (default .exp/debs: `apt-get download bubblewrap doctest-dev` there).
+set -u
+export PYTHONUNBUFFERED=1 PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
+OUT=${OUT:-gpu-run-out}; mkdir -p "$OUT"; export OUT
+T0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - T0 )); }
+if ! command -v bwrap >/dev/null || [ ! -f /usr/include/doctest/doctest.h ]; then
+  mkdir -p /tmp/deb && for f in "${DEBS:-.exp/debs}"/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/deb; done
+  export PATH=/tmp/deb/usr/bin:$PATH CMAKE_PREFIX_PATH=/tmp/deb/usr
+fi
+nvidia-smi --query-gpu=index,name,driver_version,persistence_mode,memory.total --format=csv,noheader | tee -a "$OUT/gpu.txt"
+echo "cores $(nproc); $(bwrap --version 2>&1); Linux $(uname -r); commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}; $(date -u)" \
+  | tee -a "$OUT/gpu.txt"
