@@ -422,6 +422,26 @@ def took_parts(record: dict) -> dict[str, float]:
     return parts
 
 
+def timing_program(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> dict:
+    """Where a reference copy's timing program, which holds the GPU alone, spends its seconds (the mean over the
+    copies whose every timing case ran in it): its processes' start and exit (the program's run less its cases'
+    own seconds), each case's set-up outside its measurements (inputs, references, checks of the case), and the
+    measurements (warm-up, samples, the twin's path, checks of timed outputs). {} without such a copy."""
+    parts: dict[str, list[float]] = {}
+    for student, kind in kinds.items():
+        extra = results.get(student, {}).get("extra_data", {})
+        seconds = [extra.get("case_s", {}).get(case) for case in config.timing_cases]
+        if kind != "reference" or not config.timing_cases or None in seconds:
+            continue
+        run, tests = sum(s["run"] for s in seconds), sum(s["test"] for s in seconds)
+        measuring = sum(record.get("took_s", 0.0) for case in config.timing_cases
+                        for record in extra.get("timings", {}).get(case, []))
+        for part, value in (("program", run), ("start_and_exit", run - tests), ("set_up_in_cases", tests - measuring),
+                            ("measurements", measuring)):
+            parts.setdefault(part, []).append(value)
+    return {part: round(statistics.mean(values), 2) for part, values in parts.items()}
+
+
 def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
     results = summary.read_results(out, sorted(kinds))
     shown = public_name(config)
@@ -468,6 +488,8 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
                                              key=lambda item: -item[1]["sum"]))
                            for case, took in measurements.items()},
         # ... and where each one's time went (kit::Timing::Cost), the mean per student, the costliest part first
+        # A reference copy's timing program, which holds the GPU alone, from its start to its exit
+        "timing_program_s": timing_program(config, kinds, results),
         "measurement_parts_s": {case: {name: dict(sorted(((part, round(statistics.mean(v), 3))
                                                          for part, v in split.items()), key=lambda item: -item[1]))
                                        for name, split in names.items()}

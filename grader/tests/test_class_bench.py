@@ -149,6 +149,23 @@ def test_the_analysis_shows_what_each_measurement_of_a_timing_case_took(lab01, t
     assert report["measurement_parts_s"][case] == {"vector_add_kernel": {"verify": 0.25, "rest": 0.15, "clocked": 0.1}}
 
 
+def test_the_analysis_splits_a_reference_copys_timing_program_into_start_set_up_and_measuring(lab01, tmp_path: Path):
+    timed = list(lab01.timing_cases)
+    for student, run in (("s0", 1.0), ("s1", 1.4), ("s2", 9.0)):
+        folder = tmp_path / student
+        folder.mkdir()
+        # an even share of the program's run for each case; each case's own seconds; its measurements' took_s
+        extra = {"case_s": {case: {"run": run / len(timed), "test": 0.6 / len(timed)} for case in timed},
+                 "timings": {case: [{"name": "m", "median_s": 1e-4, "took_s": 0.4 / len(timed)}] for case in timed}}
+        (folder / "results.json").write_text(json.dumps({"score": 100.0, "tests": [], "extra_data": extra}))
+    report = class_bench.analyse(lab01, {"s0": "reference", "s1": "reference", "s2": "slow"}, tmp_path)
+    # the slow copy is no reference: the mean of s0 and s1 alone
+    assert report["timing_program_s"] == {"program": 1.2, "start_and_exit": 0.6, "set_up_in_cases": 0.2,
+                                          "measurements": 0.4}
+    (tmp_path / "s1" / "results.json").write_text(json.dumps({"score": 0.0, "tests": [], "extra_data": {}}))
+    assert class_bench.analyse(lab01, {"s1": "reference"}, tmp_path)["timing_program_s"] == {}  # never timed
+
+
 def test_the_report_numbers_hidden_tests_instead_of_naming_them(lab01, tmp_path: Path):
     hidden = next(t.name for t in lab01.tests if t.hidden)
     folder = tmp_path / "s0"
