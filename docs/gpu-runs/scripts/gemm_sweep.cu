@@ -12,21 +12,9 @@
 // The matrices are square and a multiple of every tile here, so the kernels carry no edge handling: that is the
 // journey step's part, once the sweep has picked its design.
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
+#include "sweep.cuh"
 
-#define CUDA_CHECK(call)                                                                                      \
-  do {                                                                                                        \
-    const cudaError_t error_ = (call);                                                                        \
-    if (error_ != cudaSuccess) {                                                                              \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(error_)); \
-      std::exit(1);                                                                                           \
-    }                                                                                                         \
-  } while (0)
 #define CUBLAS_CHECK(call)                                                                              \
   do {                                                                                                  \
     const cublasStatus_t status_ = (call);                                                              \
@@ -36,8 +24,6 @@
     }                                                                                                   \
   } while (0)
 
-constexpr int kWarmup = 3;
-constexpr int kRepeats = 20;
 
 // A block computes a BM x BN tile of C, stepping along K by BK; each thread a TM x TN block of it, as
 // (TM / 4) x (TN / 4) pieces of 4 x 4, the pieces of one thread kThreadRows * 4 rows (and kThreadCols * 4
@@ -168,14 +154,11 @@ __global__ void __launch_bounds__(Shape<BM, BN, BK, TM, TN>::kThreads, MIN_BLOCK
   }
 }
 
-// Uniform values in [-1, 1) from a hash of the index and a seed: the same matrices on every run.
+// Uniform values in [-1, 1): the same matrices on every run.
 __global__ void fill(float* data, std::size_t count, unsigned seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    unsigned x = static_cast<unsigned>(i) * 2654435761u ^ seed ^ static_cast<unsigned>(i >> 32) * 40503u;
-    x ^= x >> 16, x *= 2246822519u, x ^= x >> 13, x *= 3266489917u, x ^= x >> 16;
-    data[i] = static_cast<float>(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
-  }
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    data[i] = uniform_from(hashed(i, seed));
 }
 
 __global__ void absolute(const float* in, float* out, std::size_t count) {
@@ -184,45 +167,11 @@ __global__ void absolute(const float* in, float* out, std::size_t count) {
     out[i] = fabsf(in[i]);
 }
 
-// How many elements of `got` lie farther from `want` than `units` times `bound` (|A| |B|, which bounds
-// |a_ik b_kj| summed over k): each of two FP32 products of length k is within k u of that bound of the
-// exact one (u = 2^-24), so they are within 2 k u of each other. NaN counts as wrong.
-__global__ void count_wrong(const float* got, const float* want, const float* bound, std::size_t count, double units,
-                            unsigned long long* wrong) {
-  unsigned long long mine = 0;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    mine += !(fabs(static_cast<double>(got[i]) - want[i]) <= units * bound[i]);
-  if (mine) atomicAdd(wrong, mine);
-}
-
 struct Matrices {
   int size;
   float *a, *b, *c, *want, *bound;
   std::size_t count() const { return static_cast<std::size_t>(size) * size; }
 };
-
-template <class Launch>
-double median_ms(Launch launch) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < kWarmup; ++i) launch();
-  CUDA_CHECK(cudaGetLastError());
-  std::vector<float> ms(kRepeats);
-  for (float& t : ms) {
-    CUDA_CHECK(cudaEventRecord(start));
-    launch();
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-  }
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
-  return 0.5 * (ms[kRepeats / 2 - 1] + ms[kRepeats / 2]);
-}
 
 // Row-major C = A B through column-major cuBLAS: C^T = B^T A^T.
 void cublas_gemm(cublasHandle_t handle, const float* a, const float* b, float* c, int size) {
@@ -253,7 +202,9 @@ void sweep_one(const char* name, int group, const Matrices& x, double cublas_ms,
   launch();
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaMemset(d_wrong, 0, sizeof(*d_wrong)));
-  count_wrong<<<1024, 256>>>(x.c, x.want, x.bound, x.count(), 2.0 * x.size * 0x1p-24, d_wrong);
+  // |A| |B| bounds |a_ik b_kj| summed over k: each of two FP32 products of length k is within k u of that bound of
+  // the exact one (u = 2^-24), so they are within 2 k u of each other.
+  count_outside<<<1024, 256>>>(x.c, x.want, x.bound, x.count(), 2.0 * x.size * 0x1p-24, d_wrong);
   CUDA_CHECK(cudaGetLastError());
   unsigned long long wrong = 0;
   CUDA_CHECK(cudaMemcpy(&wrong, d_wrong, sizeof(wrong), cudaMemcpyDeviceToHost));

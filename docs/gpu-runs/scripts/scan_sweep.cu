@@ -14,25 +14,12 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o scan_sweep docs/gpu-runs/scripts/scan_sweep.cu
 //   ./scan_sweep [log2 of the length, default 28]
 #include <cub/device/device_scan.cuh>
-#include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <type_traits>
-#include <vector>
 
-#define CUDA_CHECK(call)                                                                                      \
-  do {                                                                                                        \
-    const cudaError_t error_ = (call);                                                                        \
-    if (error_ != cudaSuccess) {                                                                              \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(error_)); \
-      std::exit(1);                                                                                           \
-    }                                                                                                         \
-  } while (0)
+#include "sweep.cuh"
 
-constexpr int kWarmup = 3;
-constexpr int kRepeats = 20;
+
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xFFFFFFFFu;
 
@@ -170,17 +157,12 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
-// Inputs from a hash of the index: ints in [-8, 8], floats in [-1, 1).
-__device__ inline unsigned hashed(std::size_t i, unsigned seed) {
-  unsigned x = static_cast<unsigned>(i) * 2654435761u ^ seed ^ static_cast<unsigned>(i >> 32) * 40503u;
-  x ^= x >> 16, x *= 2246822519u, x ^= x >> 13, x *= 3266489917u, x ^= x >> 16;
-  return x;
-}
+// Inputs the same on every run: ints in [-8, 8], floats in [-1, 1).
 __global__ void fill(int* ints, float* floats, double* doubles, double* magnitudes, std::size_t n) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     ints[i] = static_cast<int>(hashed(i, 1u) % 17u) - 8;
-    floats[i] = static_cast<float>(hashed(i, 2u) >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    floats[i] = uniform_from(hashed(i, 2u));
     doubles[i] = floats[i];
     magnitudes[i] = fabs(doubles[i]);
   }
@@ -194,17 +176,6 @@ __global__ void count_int_mismatches(const int* got, const int* want, std::size_
   if (mine) atomicAdd(wrong, mine);
 }
 
-// A float scan's element i is within (additions on its path) x u x (the sum of |x_j| for j <= i) of the exact
-// one; `units` is that count times u. NaN counts as wrong.
-__global__ void count_float_mismatches(const float* got, const double* exact, const double* magnitude, std::size_t n,
-                                       double units, unsigned long long* wrong) {
-  unsigned long long mine = 0;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    mine += !(fabs(static_cast<double>(got[i]) - exact[i]) <= units * magnitude[i]);
-  if (mine) atomicAdd(wrong, mine);
-}
-
 struct Data {
   std::size_t n;
   int *ints, *ints_out, *ints_want;
@@ -212,28 +183,6 @@ struct Data {
   double *exact, *magnitude;  // the scans, in double, of the floats and of their magnitudes
   unsigned long long* wrong;
 };
-
-template <class Launch>
-double median_ms(Launch launch) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < kWarmup; ++i) launch();
-  CUDA_CHECK(cudaGetLastError());
-  std::vector<float> ms(kRepeats);
-  for (float& t : ms) {
-    CUDA_CHECK(cudaEventRecord(start));
-    launch();
-    CUDA_CHECK(cudaEventRecord(stop));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-  }
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
-  return 0.5 * (ms[kRepeats / 2 - 1] + ms[kRepeats / 2]);
-}
 
 // A scan reads and writes every element once: 8 bytes an element, as lab 06 counts it.
 double gb_per_s(std::size_t n, double ms) { return 8.0 * static_cast<double>(n) / (ms * 1e-3) / 1e9; }
@@ -272,7 +221,8 @@ void sweep_one(const Data& d, double cub_ms, double copy_ms) {
   // On an element's path: its thread's run, the warp scan, the warps' scan, and a look-back adding at most
   // one value a tile before it, each an addition that rounds (double the count, for the float bound's slack).
   const double additions = ITEMS + 2 * 5 + static_cast<double>(tiles);
-  count_float_mismatches<<<1024, 256>>>(d.floats_out, d.exact, d.magnitude, d.n, 2.0 * additions * 0x1p-24, d.wrong);
+  // A float scan's element i is within (additions on its path) x u x (the sum of |x_j| for j <= i) of the exact one.
+  count_outside<<<1024, 256>>>(d.floats_out, d.exact, d.magnitude, d.n, 2.0 * additions * 0x1p-24, d.wrong);
   CUDA_CHECK(cudaGetLastError());
   const unsigned long long floats_wrong = mismatches(d);
   cudaFuncAttributes attributes{};
