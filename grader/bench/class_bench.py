@@ -488,12 +488,12 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
                                              key=lambda item: -item[1]["sum"]))
                            for case, took in measurements.items()},
         # ... and where each one's time went (kit::Timing::Cost), the mean per student, the costliest part first
-        # A reference copy's timing program, which holds the GPU alone, from its start to its exit
-        "timing_program_s": timing_program(config, kinds, results),
         "measurement_parts_s": {case: {name: dict(sorted(((part, round(statistics.mean(v), 3))
                                                          for part, v in split.items()), key=lambda item: -item[1]))
                                        for name, split in names.items()}
                                 for case, names in measurement_parts.items()},
+        # A reference copy's timing program, which holds the GPU alone, from its start to its exit
+        "timing_program_s": timing_program(config, kinds, results),
         "scores_by_kind": {kind: _stats(scores) for kind, scores in sorted(by_kind.items())},
         # What a student of each kind cost, phase by phase (the mean): a reference copy, whose failures are none,
         # against a wrong one, each of whose failed cases runs again in a program of its own
