@@ -85,18 +85,22 @@ def class_pace(total_s: float, students: int, graded: int, fixed_s: float = 0.0)
     CLASS_TARGET_S. A run that graded every student counts them all; one stopped part-way (a deadline, Ctrl-C)
     counts the students it finished, if at least SAMPLE_MIN: the roster spreads each kind evenly (spread), so they
     are a sample of the class, and its time also paid for the students still in flight, so its pace errs slow. A run
-    with fewer, or none (no GPU), says nothing: per_student_s None. Past the target, how many GPUs a Slurm array
-    (`grader slurm --shards K`) needs for it: each task pays `fixed_s` (the reference's build and timing) and grades
-    its share of the class at the run's pace without it."""
+    with fewer, or none (no GPU), says nothing: per_student_s None. The pace spreads `fixed_s` (the reference's build
+    and timing) over the students graded; a class pays it once, which class_of_200_paid_once_s counts. Past the
+    target even so, how many GPUs a Slurm array (`grader slurm --shards K`) needs for it: each task pays `fixed_s` and
+    grades its share of the class at the run's pace without it."""
     counted = graded if graded == students or graded >= SAMPLE_MIN else 0
     if counted == 0:
-        return {"per_student_s": None, "class_of_200_s": None, "within_class_target": False}
+        return {"per_student_s": None, "class_of_200_s": None, "class_of_200_paid_once_s": None,
+                "within_class_target": False}
     per_student = total_s / counted
     projected = per_student * CLASS_SIZE
+    without_fixed = max(0.0, total_s - fixed_s) / counted
+    paid_once = fixed_s + without_fixed * CLASS_SIZE
     pace = {"per_student_s": round(per_student, 2), "class_of_200_s": round(projected, 1),
-            "within_class_target": projected <= CLASS_TARGET_S}
-    if projected > CLASS_TARGET_S:
-        pace["slurm"] = slurm_shards(max(0.0, total_s - fixed_s) / counted, fixed_s)
+            "class_of_200_paid_once_s": round(paid_once, 1), "within_class_target": projected <= CLASS_TARGET_S}
+    if projected > CLASS_TARGET_S and paid_once > CLASS_TARGET_S:
+        pace["slurm"] = slurm_shards(without_fixed, fixed_s)
     return pace
 
 
@@ -120,10 +124,10 @@ def pace_line(lab: str, entry: dict, students: int) -> str:
                f"not counted, so this errs slow)" if entry["graded"] != students else "")
     line = (f"{lab}: {entry['per_student_s']} s a student{stopped}, so {entry['class_of_200_s']:.0f} s for a class "
             f"of {CLASS_SIZE} on this machine: {verdict} the {CLASS_TARGET_S:.0f} s target")
-    if entry.get("slurm", {}).get("shards") == 1:
-        # The pace above spreads the reference's build and timing over the students it graded; a class pays it once.
+    paid_once = entry.get("class_of_200_paid_once_s")
+    if not entry["within_class_target"] and paid_once is not None and paid_once <= CLASS_TARGET_S:
         line += (f"; with the reference's build and timing paid once rather than in each student's pace, one GPU "
-                 f"grades the class in about {entry['slurm']['task_s']:.0f} s")
+                 f"grades the class in about {paid_once:.0f} s")
     elif entry.get("slurm"):
         line += (f"; a Slurm array of {entry['slurm']['shards']} GPUs (grader slurm --shards "
                  f"{entry['slurm']['shards']}) takes about {entry['slurm']['task_s']:.0f} s")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository's root: the grader's package
-from grader.bench.class_bench import CLASS_SIZE, SAMPLE_MIN  # noqa: E402
+from grader.bench.class_bench import class_pace  # noqa: E402
 
 COLUMNS = ["call", "lab", "graded", "total s", "s a student", "class of 200, s", "paid once, s",
            "alone on the GPU a student, s", "reference copies at full marks", "their timing ratios"]
@@ -17,10 +17,8 @@ def row(call: str, report: dict) -> list[str]:
     run = report["runs"][0]
     reference_s = sum(run.get("reference_s", {}).values())
     graded = run["graded"]
-    # The reference's build and timing counted once, not in every student's pace as class_of_200_s does; like
-    # the bench's own figure, only from a run that graded everyone or an even sample of SAMPLE_MIN or more.
-    counted = graded == report["n"] or graded >= SAMPLE_MIN
-    paid_once = (run["total_s"] - reference_s) / graded * CLASS_SIZE + reference_s if graded and counted else None
+    # The reference's build and timing counted once, as the bench counts it now (reports before it lack the field)
+    paid_once = class_pace(run["total_s"], report["n"], graded, reference_s)["class_of_200_paid_once_s"]
     ratios = "; ".join(f"{name} {t['ratio_min']:.2f}-{t['ratio_max']:.2f}"
                        for name, t in run.get("reference_copies_timed", {}).items())
     alone = run.get("phases_s", {}).get("serial_and_timing_s", {}).get("mean")
