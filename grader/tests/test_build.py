@@ -26,7 +26,8 @@ def idle_priority_allowed() -> bool:
     return shutil.which("chrt") is not None and subprocess.run([*build.IDLE_PRIORITY, "true"]).returncode == 0
 
 
-@pytest.mark.skipif(not idle_priority_allowed(), reason="needs util-linux's chrt and a scheduler that grants SCHED_IDLE")
+@pytest.mark.skipif(not idle_priority_allowed(),
+                    reason="needs util-linux's chrt and a scheduler that grants SCHED_IDLE")
 def test_configure_and_build_run_at_the_lowest_cpu_priority(lab01, commands, tmp_path: Path):
     build.lowest_priority.cache_clear()
     build.configure(lab01, tmp_path / "b", None)

@@ -6,23 +6,14 @@
 // the GPU, each element within the rounding error bound that both products carry; the timing is the median of
 // REPEATS runs by CUDA events after WARMUP, cuBLAS timed the same way in the same run.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o gemm_sweep docs/gpu-runs/scripts/gemm_sweep.cu -lcublas
+//   bash docs/gpu-runs/scripts/sweeps.sh (builds every probe with the harness, then runs them)
 //   ./gemm_sweep [size, default 4096]
 //
 // The matrices are square and a multiple of every tile here, so the kernels carry no edge handling: that is the
 // journey step's part, once the sweep has picked its design.
-#include <cublas_v2.h>
-
+#include "kit/cublas.hpp"
 #include "sweep.cuh"
 
-#define CUBLAS_CHECK(call)                                                                              \
-  do {                                                                                                  \
-    const cublasStatus_t status_ = (call);                                                              \
-    if (status_ != CUBLAS_STATUS_SUCCESS) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s failed: status %d\n", __FILE__, __LINE__, #call, int(status_)); \
-      std::exit(1);                                                                                     \
-    }                                                                                                   \
-  } while (0)
 
 
 // A block computes a BM x BN tile of C, stepping along K by BK; each thread a TM x TN block of it, as
@@ -174,9 +165,10 @@ struct Matrices {
 };
 
 // Row-major C = A B through column-major cuBLAS: C^T = B^T A^T.
-void cublas_gemm(cublasHandle_t handle, const float* a, const float* b, float* c, int size) {
+void cublas_gemm(const float* a, const float* b, float* c, int size) {
   const float one = 1.0f, zero = 0.0f;
-  CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, b, size, a, size, &zero, c, size));
+  CUBLAS_CHECK(cublasSgemm(kit::cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, b, size, a, size,
+                           &zero, c, size));
 }
 
 double gflops(int size, double ms) { return 2.0 * size * size * static_cast<double>(size) / (ms * 1e-3) / 1e9; }
@@ -196,7 +188,9 @@ void sweep_one(const char* name, int group, const Matrices& x, double cublas_ms,
   int blocks_per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, S::kThreads, S::kSharedBytes));
   const unsigned grid = static_cast<unsigned>((x.size / BM) * (x.size / BN));
-  const auto launch = [&] { kernel<<<grid, S::kThreads, S::kSharedBytes>>>(x.a, x.b, x.c, x.size, x.size, x.size, group); };
+  const auto launch = [&] {
+    kernel<<<grid, S::kThreads, S::kSharedBytes>>>(x.a, x.b, x.c, x.size, x.size, x.size, group);
+  };
 
   CUDA_CHECK(cudaMemset(x.c, 0xFF, x.count() * sizeof(float)));  // NaN: an element never written is caught
   launch();
@@ -215,7 +209,7 @@ void sweep_one(const char* name, int group, const Matrices& x, double cublas_ms,
               ms, gflops(x.size, ms), cublas_ms / ms, wrong);
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   const int size = argc > 1 ? std::atoi(argv[1]) : 4096;
   if (size <= 0 || size % 256 != 0) {
     std::fprintf(stderr, "the size must be a positive multiple of 256 (every tile here divides it)\n");
@@ -234,17 +228,15 @@ int main(int argc, char** argv) {
   fill<<<1024, 256>>>(x.b, x.count(), 67890u);
   CUDA_CHECK(cudaGetLastError());
 
-  cublasHandle_t handle;
-  CUBLAS_CHECK(cublasCreate(&handle));
-  CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // FP32 arithmetic, as lab 04's peer: no TF32
+  // kit::cublas_handle(): the harness's, in plain FP32 math (no TF32), as lab 04's peer
   {  // the bound |A| |B|, in the C and want buffers for now
     absolute<<<1024, 256>>>(x.a, x.c, x.count());
     absolute<<<1024, 256>>>(x.b, x.want, x.count());
     CUDA_CHECK(cudaGetLastError());
-    cublas_gemm(handle, x.c, x.want, x.bound, size);
+    cublas_gemm(x.c, x.want, x.bound, size);
   }
-  cublas_gemm(handle, x.a, x.b, x.want, size);
-  const double cublas_ms = median_ms([&] { cublas_gemm(handle, x.a, x.b, x.c, size); });
+  cublas_gemm(x.a, x.b, x.want, size);
+  const double cublas_ms = median_ms([&] { cublas_gemm(x.a, x.b, x.c, size); });
   std::printf("%-34s %8.3f ms  %8.0f GFLOP/s\n", "cuBLAS SGEMM (FP32)", cublas_ms, gflops(size, cublas_ms));
 
   // The lab's reference design first (128 x 128 x 8 tiles, 8 x 8 a thread, two blocks an SM), then its variations.
@@ -260,8 +252,9 @@ int main(int argc, char** argv) {
   sweep_one<128, 256, 16, 8, 16, 1>("128x256x16, 8x16", 8, x, cublas_ms, d_wrong);
   sweep_one<256, 128, 16, 16, 8, 1>("256x128x16, 16x8", 8, x, cublas_ms, d_wrong);
 
-  CUBLAS_CHECK(cublasDestroy(handle));
   for (float* p : {x.a, x.b, x.c, x.want, x.bound}) CUDA_CHECK(cudaFree(p));
   CUDA_CHECK(cudaFree(d_wrong));
   return 0;
+} catch (const std::exception& error) {
+  return failed(error);
 }

@@ -11,7 +11,7 @@
 // with that of the first, lab 09's reference design: all add the bodies in the same order, so they agree to the
 // last bit.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o nbody_probe docs/gpu-runs/scripts/nbody_probe.cu
+//   bash docs/gpu-runs/scripts/sweeps.sh (builds every probe with the harness, then runs them)
 //   ./nbody_probe [bodies, default 262144 as lab 09 times]
 #include "sweep.cuh"
 
@@ -134,7 +134,7 @@ void probe(const Bodies& x, bool is_baseline) {
   CUDA_CHECK(cudaFree(d_clocks));
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   Bodies x{argc > 1 ? std::atoi(argv[1]) : 262144};
   if (x.n <= 0 || x.n % 4096 != 0) {
     std::fprintf(stderr, "the number of bodies must be a positive multiple of 4096\n");
@@ -168,4 +168,6 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaFree(x.want));
   CUDA_CHECK(cudaFree(x.wrong));
   return 0;
+} catch (const std::exception& error) {
+  return failed(error);
 }

@@ -4,7 +4,7 @@
 // with pinned host memory: each direction alone, both at once on two streams, and both at once in chunks of
 // CHUNK_MIB over several streams, as a pipeline issues them. Every copy is checked whole after its runs.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o pcie_probe docs/gpu-runs/scripts/pcie_probe.cu
+//   bash docs/gpu-runs/scripts/sweeps.sh (builds every probe with the harness, then runs them)
 //   ./pcie_probe [MiB each way, default 1024]
 #include <cstring>
 
@@ -43,7 +43,7 @@ void report(const char* name, double ms, double bytes, double alone_ms) {
   std::printf("\n");
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   const std::size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1024;
   if (mib == 0 || mib % kChunkMiB != 0) {
     std::fprintf(stderr, "MiB each way must be a positive multiple of %zu\n", kChunkMiB);
@@ -90,4 +90,6 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaFree(b.device_in));
   CUDA_CHECK(cudaFree(b.device_out));
   return in_ok && out_ok ? 0 : 1;
+} catch (const std::exception& error) {
+  return failed(error);
 }

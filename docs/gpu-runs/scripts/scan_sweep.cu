@@ -11,7 +11,7 @@
 // on any element's path. Timing: the median of REPEATS runs by CUDA events after WARMUP, the tile states' reset
 // included (CUB's own initialization kernel is in its time); CUB and a device-to-device copy in the same run.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o scan_sweep docs/gpu-runs/scripts/scan_sweep.cu
+//   bash docs/gpu-runs/scripts/sweeps.sh (builds every probe with the harness, then runs them)
 //   ./scan_sweep [log2 of the length, default 28]
 #include <cub/device/device_scan.cuh>
 
@@ -230,12 +230,13 @@ void sweep_one(const Data& d, double cub_ms, double copy_ms) {
   const double ms = median_ms([&] { scan(d.floats, d.floats_out); });
   std::printf("%4d threads x %2d, stores %-8s %3d regs  %8.3f ms  %6.0f GB/s  %.3f of CUB  %.3f of the copy  "
               "%llu ints wrong, %llu floats wrong\n",
-              THREADS, ITEMS, STORE_VIA_SHARED ? "striped" : "float4", attributes.numRegs, ms, gb_per_s(d.n, ms), cub_ms / ms, copy_ms / ms, ints_wrong,
+              THREADS, ITEMS, STORE_VIA_SHARED ? "striped" : "float4", attributes.numRegs, ms, gb_per_s(d.n, ms),
+              cub_ms / ms, copy_ms / ms, ints_wrong,
               floats_wrong);
   CUDA_CHECK(cudaFree(states));
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   const int log2_n = argc > 1 ? std::atoi(argv[1]) : 28;
   if (log2_n < 16 || log2_n > 29) {
     std::fprintf(stderr, "the length is 2^k for k from 16 to 29 (a multiple of every tile here)\n");
@@ -274,7 +275,8 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, magnitudes, d.magnitude, d.n));
   CUDA_CHECK(cudaFree(doubles));
   CUDA_CHECK(cudaFree(magnitudes));
-  const double cub_ms = median_ms([&] { CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, d.floats, d.floats_out, d.n)); });
+  const double cub_ms = median_ms(
+      [&] { CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, d.floats, d.floats_out, d.n)); });
   const double copy_ms = median_ms([&] {
     CUDA_CHECK(cudaMemcpyAsync(d.floats_out, d.floats, d.n * sizeof(float), cudaMemcpyDeviceToDevice));
   });
@@ -299,4 +301,6 @@ int main(int argc, char** argv) {
                   static_cast<void*>(d.magnitude), static_cast<void*>(d.wrong)})
     CUDA_CHECK(cudaFree(p));
   return 0;
+} catch (const std::exception& error) {
+  return failed(error);
 }

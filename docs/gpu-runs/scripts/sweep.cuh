@@ -1,5 +1,6 @@
-// What issue 20's sweeps (gemm_sweep.cu, scan_sweep.cu) share: checked CUDA calls, inputs made from a hash of
-// their index, and the median of timed runs.
+// What issue 20's probes share: inputs made from a hash of their index, the median of timed runs and the check of
+// a result against a bound; CUDA calls are checked by the harness's CUDA_CHECK, which throws kit::CudaError naming
+// the call, the file and the line (each probe's main prints it). sweeps.sh builds them with the harness.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,14 +10,15 @@
 #include <cstdlib>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                                      \
-  do {                                                                                                        \
-    const cudaError_t error_ = (call);                                                                        \
-    if (error_ != cudaSuccess) {                                                                              \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(error_)); \
-      std::exit(1);                                                                                           \
-    }                                                                                                         \
-  } while (0)
+#include "kit/cuda_check.cuh"
+
+
+// What a probe's main returns when a CUDA call failed: the harness's message (call, file, line), printed after
+// what the probe printed so far, which returning from main flushes.
+inline int failed(const std::exception& error) {
+  std::fprintf(stderr, "%s\n", error.what());
+  return 1;
+}
 
 constexpr int kWarmup = 3;
 constexpr int kRepeats = 20;
@@ -29,7 +31,9 @@ __device__ inline unsigned hashed(std::size_t i, unsigned seed) {
 }
 
 // A value in [-1, 1) from hashed's bits.
-__device__ inline float uniform_from(unsigned bits) { return static_cast<float>(bits >> 8) * (2.0f / 16777216.0f) - 1.0f; }
+__device__ inline float uniform_from(unsigned bits) {
+  return static_cast<float>(bits >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
 
 // The median time of kRepeats calls of `launch`, each bracketed by CUDA events, after kWarmup untimed calls.
 template <class Launch>

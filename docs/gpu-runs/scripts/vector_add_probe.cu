@@ -6,7 +6,7 @@
 // loop of float4s over a grid of a few blocks an SM, and the same with streaming loads and stores (evict-first,
 // __ldcs/__stcs), which keep the output's lines from pushing the inputs' out of L2. Every sum is checked whole.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o vector_add_probe docs/gpu-runs/scripts/vector_add_probe.cu
+//   bash docs/gpu-runs/scripts/sweeps.sh (builds every probe with the harness, then runs them)
 //   ./vector_add_probe [log2 of the length, default 26]
 #include "sweep.cuh"
 
@@ -52,11 +52,12 @@ __global__ void fill(float* data, std::size_t count, unsigned seed) {
 // Adds to *wrong the elements of c that are not exactly a + b (one rounding, the same on any GPU), NaN included.
 __global__ void count_wrong_sums(const float* a, const float* b, const float* c, int n, unsigned long long* wrong) {
   unsigned long long mine = 0;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) mine += !(c[i] == a[i] + b[i]);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    mine += !(c[i] == a[i] + b[i]);
   if (mine) atomicAdd(wrong, mine);
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   const int log2_n = argc > 1 ? std::atoi(argv[1]) : 26;
   if (log2_n < 10 || log2_n > 29) {
     std::fprintf(stderr, "the length is 2^k for k from 10 to 29\n");
@@ -118,4 +119,6 @@ int main(int argc, char** argv) {
   for (float* p : {a, b, c}) CUDA_CHECK(cudaFree(p));
   CUDA_CHECK(cudaFree(wrong));
   return 0;
+} catch (const std::exception& error) {
+  return failed(error);
 }
