@@ -26,7 +26,7 @@ def test_each_python_script_compiles(script: str, tmp_path: Path):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit) to build the probes")
 def test_sweeps_builds_every_cuda_probe_for_hopper_without_warnings(tmp_path: Path):
-    build_only = {**os.environ, "BUILD_ONLY": "1", "BIN": str(tmp_path)}
+    build_only = {**os.environ, "BUILD_ONLY": "1", "BIN": str(tmp_path), "CUDA_ARCH": "90"}  # not CI's list
     done = subprocess.run(["bash", str(SCRIPTS / "sweeps.sh")], env=build_only, capture_output=True, text=True)
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"sweeps.sh could not build the probes:\n{output[-3000:]}"
