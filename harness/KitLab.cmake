@@ -22,6 +22,11 @@
 # kit_add_lab_demo() there.
 
 set(KIT_GPU_SKIP_REGEX "No CUDA GPU available|Grading needs a CUDA GPU")
+# ctest runs the GPU test cases one at a time (CPU ones still in parallel). A check that reads its result in the
+# judge's device memory first finds the GPU free of the runner's work (kit::remote::JudgeAlone); beside another
+# test's kernels it cannot tell theirs from the runner's, and on an H200 under `ctest --parallel 4` five of lab
+# 06's cases failed so (2026-11-27). The grader keeps the same rule with its GPU lock.
+set(KIT_GPU_LOCK "gpu")
 # Grading a class: a student's build links the tests and harness that a reference build of the same
 # lab compiled once (its folder here), instead of compiling them again for every student.
 set(KIT_PREBUILT "" CACHE PATH "grading one lab: a reference build folder whose compiled tests and harness to link")
@@ -184,7 +189,8 @@ function(kit_sanitizer_ctest lab variant target i)
     add_test(NAME "${test}" COMMAND ${CMAKE_COMMAND} -E echo "${KIT_SANITIZER_MISSING}")
   endif()
   set_tests_properties("${test}" PROPERTIES LABELS "${lab};gpu;sanitizer" TIMEOUT ${KIT_LAB_CASE_${i}_TIMEOUT}
-                       SKIP_REGULAR_EXPRESSION "${KIT_GPU_SKIP_REGEX}|compute-sanitizer was not found")
+                       SKIP_REGULAR_EXPRESSION "${KIT_GPU_SKIP_REGEX}|compute-sanitizer was not found"
+                       RESOURCE_LOCK ${KIT_GPU_LOCK})
 endfunction()
 
 # One test program: the lab's student files from `source_dir`, and the lab's tests.
@@ -289,7 +295,8 @@ function(kit_lab_ctests lab)
       set(labels ${lab})
       if(KIT_LAB_CASE_${i}_GPU)
         list(APPEND labels gpu)
-        set_tests_properties("${lab}/${variant}: ${name}" PROPERTIES SKIP_REGULAR_EXPRESSION "${KIT_GPU_SKIP_REGEX}")
+        set_tests_properties("${lab}/${variant}: ${name}" PROPERTIES SKIP_REGULAR_EXPRESSION "${KIT_GPU_SKIP_REGEX}"
+                             RESOURCE_LOCK ${KIT_GPU_LOCK})
       else()
         list(APPEND labels cpu)
       endif()
