@@ -3,14 +3,16 @@ the run record, the figures and the charts: all on the CPU, with real config fil
 from __future__ import annotations
 
 import json
+import re
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from grader import figures, journey, record, variants
 from grader.buildinfo import write
-from grader.config import ConfigError, JourneyStep, load_lab
+from grader.config import ConfigError, JourneyStep, list_labs, load_lab
 from grader.tests.conftest import REPO, copy_lab
 
 LAB = "01-vector-add"
@@ -21,11 +23,26 @@ FROM = "void launch_vector_add"
 OTHER = "// another launcher, whole\nvoid launch_vector_add(const float* a, const float* b, float* c, int n) {}\n"
 
 
+def _without_journey(text: str) -> str:
+    """hidden.toml's text without its [journey] and [[journey.steps]] tables: lab 01 has a journey of its own, and
+    these tests add the journeys they need."""
+    kept, inside = [], False
+    for line in text.splitlines(keepends=True):
+        if header := re.match(r"\[\[?([\w.]+)\]\]?\s*(?:#.*)?$", line.strip()):
+            inside = header.group(1).split(".")[0] == "journey"
+        if not inside:
+            kept.append(line)
+    return "".join(kept)
+
+
 @pytest.fixture
 def lab_copy(tmp_path: Path) -> Path:
     copy_lab(tmp_path, LAB)
     assert (tmp_path / REFERENCE).read_text().count(FROM) == 1, "lab 01's reference changed: update FROM"
-    (tmp_path / f"solutions/{LAB}/journey").mkdir()
+    hidden = tmp_path / HIDDEN
+    hidden.write_text(_without_journey(hidden.read_text()))
+    assert "journey" not in tomllib.loads(hidden.read_text())
+    (tmp_path / f"solutions/{LAB}/journey").mkdir(exist_ok=True)
     (tmp_path / f"solutions/{LAB}/journey/02-other.cu").write_text(OTHER)
     return tmp_path
 
@@ -145,6 +162,8 @@ def test_a_journey_without_a_title_is_a_config_error(lab_copy: Path):
 
 
 @pytest.mark.parametrize("lab, peer, file, core, extra", [
+    ("01-vector-add", "device-to-device copy", "vector_add.cu", "constexpr int kBlockSize =",
+     "void launch_vector_add("),
     ("04-tiled-matmul", "cuBLAS SGEMM (FP32)", "tiled_matmul.cu", "launch_tiled_matmul(",
      "void launch_register_tiled_matmul("),
     ("06-scan", "thrust::inclusive_scan", "scan.cu", "void launch_tile_scan(",
@@ -162,6 +181,18 @@ def test_journey_steps_are_right_variants_from_whole_files_that_apply(lab: str, 
     for name in from_files:  # the core part stays the reference's; the extra credit is the journey file's
         text = made[name][file]
         assert core in text and text.count(extra) == 1
+
+
+def test_every_journeys_peer_is_a_yardstick_named_in_its_labs_tests_or_the_harness():
+    """A step's fraction of the peer is found by the yardstick's name (journey.peer_fraction): a library timed by the
+    lab's tests (Thrust's scan), or the harness (cuBLAS, lab 01's device-to-device copy, kit::copy_ceiling)."""
+    harness = [p.read_text() for p in sorted((REPO / "harness").rglob("*")) if p.suffix in (".cu", ".cuh", ".cpp")]
+    journeys = {lab: config.journey for lab in list_labs() if (config := load_lab(lab)).journey is not None}
+    assert {"01-vector-add", "04-tiled-matmul", "06-scan"} <= set(journeys)
+    for lab, trip in journeys.items():
+        tests = [p.read_text() for folder in (REPO / "labs" / lab / "tests", REPO / "solutions" / lab / "tests")
+                 for p in sorted(folder.glob("*")) if p.suffix in (".cu", ".cuh", ".cpp")]
+        assert any(f'"{trip.peer}"' in text for text in harness + tests), f"{lab}: no yardstick named {trip.peer!r}"
 
 
 STEP = JourneyStep(name="journey-02-other", title="2. other", case="c", measurement="k", variant="v")
