@@ -61,6 +61,9 @@ def lab_cmake(config: LabConfig, plan: calls.Plan) -> str:
         f"set(KIT_LAB_RIGHT {_bracket(';'.join(r.name for r in config.right))})",
         # Whole files that variants are made from (`source`): editing one makes CMake write the variants again.
         f"set(KIT_LAB_VARIANT_SOURCES {_bracket(';'.join(p.as_posix() for p in variants.source_files(config)))})",
+        # The variants made from whole files, as <table>-<name>: kernels written anew rather than edits of the
+        # reference, so every build compiles them (for each GPU generation it targets), not only a self-check.
+        f"set(KIT_LAB_WHOLE_FILE_VARIANTS {_bracket(';'.join(variants.whole_file_variants(config)))})",
         # The judge/runner split (grader/calls.py): OFF for a lab graded in one process, with the reason.
         f"set(KIT_LAB_SPLIT {_on(plan.split)})",
         f"set(KIT_LAB_UNSPLIT_WHY {_bracket(plan.unsplit_because)})",

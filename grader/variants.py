@@ -148,6 +148,13 @@ def source_files(config: LabConfig) -> list[Path]:
     return [config.solution_dir / name for name in sorted(named)]
 
 
+def whole_file_variants(config: LabConfig) -> list[str]:
+    """The wrong and right variants made from a whole file (`source`), each as "<table>-<name>", the middle of
+    its build targets' names (<lab>-<table>-<name>-tests)."""
+    return [f"{table}-{variant.name}" for table in ("wrong", "right") for variant in getattr(config, table)
+            if variant.source]
+
+
 def problems(config: LabConfig) -> list[str]:
     """One line for each wrong, right or slow variant of the lab that no longer applies exactly once."""
     if config.solution_dir is None:

@@ -61,3 +61,17 @@ def test_a_correct_alternative_is_written_beside_the_wrong_variants(toy_repo: Pa
     assert "int i = blockDim.x * blockIdx.x + threadIdx.x;" in (tmp_path / "out/right/bigger-blocks/toy.cu").read_text()
     cmake = (tmp_path / "out/lab.cmake").read_text()
     assert "set(KIT_LAB_RIGHT [==[bigger-blocks]==])" in cmake and "set(KIT_LAB_WRONG [==[off-by-one]==])" in cmake
+
+
+def test_variants_made_from_whole_files_are_listed_for_every_build(toy_repo: Path, tmp_path: Path):
+    # KitLab.cmake keeps these variants' student files in `all`, so that CI compiles each new kernel for every
+    # GPU generation; an edit of the reference is left to the self-check.
+    (toy_repo / "solutions/50-toy/journey").mkdir()
+    (toy_repo / "solutions/50-toy/journey/faster.cu").write_text("// another kernel\n")
+    hidden = toy_repo / "solutions/50-toy/hidden.toml"
+    hidden.write_text(hidden.read_text() + '\n[[right]]\nname = "faster"\nwhy = "w"\nfile = "toy.cu"\n'
+                      'source = "journey/faster.cu"\n\n[[right]]\nname = "bigger-blocks"\nwhy = "w"\n'
+                      'file = "toy.cu"\nreplace = "blockIdx.x * blockDim.x"\nby = "blockDim.x * blockIdx.x"\n')
+    write(load_lab("50-toy", toy_repo), tmp_path / "out")
+    cmake = (tmp_path / "out/lab.cmake").read_text()
+    assert "set(KIT_LAB_WHOLE_FILE_VARIANTS [==[right-faster]==])" in cmake
