@@ -25,7 +25,8 @@ set(KIT_GPU_SKIP_REGEX "No CUDA GPU available|Grading needs a CUDA GPU")
 # ctest runs the GPU test cases one at a time (CPU ones still in parallel). A check that reads its result in the
 # judge's device memory first finds the GPU free of the runner's work (kit::remote::JudgeAlone); beside another
 # test's kernels it cannot tell theirs from the runner's, and on an H200 under `ctest --parallel 4` five of lab
-# 06's cases failed so (2026-11-27). The grader keeps the same rule with its GPU lock.
+# 06's cases failed so (2026-11-27). The grader, which shares the GPU among students, runs such a case again under
+# its GPU lock's exclusive hold; ctest has no such second run, so it never shares the GPU.
 set(KIT_GPU_LOCK "gpu")
 # Grading a class: a student's build links the tests and harness that a reference build of the same
 # lab compiled once (its folder here), instead of compiling them again for every student.

@@ -1,6 +1,5 @@
 """The build stage's commands (no compiler needed: the process runner is replaced)."""
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,7 @@ def commands(monkeypatch):
     return seen
 
 
-def idle_priority_allowed() -> bool:
-    """Whether this machine lets a process take SCHED_IDLE (util-linux's chrt present, no seccomp policy refusing)."""
-    return shutil.which("chrt") is not None and subprocess.run([*build.IDLE_PRIORITY, "true"]).returncode == 0
-
-
-@pytest.mark.skipif(not idle_priority_allowed(),
+@pytest.mark.skipif(build.lowest_priority() != build.IDLE_PRIORITY,
                     reason="needs util-linux's chrt and a scheduler that grants SCHED_IDLE")
 def test_configure_and_build_run_at_the_lowest_cpu_priority(lab01, commands, tmp_path: Path):
     build.lowest_priority.cache_clear()
