@@ -53,8 +53,27 @@ __device__ inline void tile_of(int block, int tiles_m, int tiles_n, int group, i
   tile_n = within / rows;
 }
 
+// Where a thread's pieces of C lie in the block's grid of threads. kWarpRows == 0: thread tid at row
+// tid / kThreadCols, so a warp spans 32 / kThreadCols rows of threads (2 for 8 x 8 of 128 x 128). Otherwise
+// each warp spans kWarpRows x (32 / kWarpRows) threads: 4 x 8 reads, for each k, 4 distinct float4s of the A
+// tile and 8 of the B tile (one 128-byte shared-memory wavefront each) where 2 x 16 reads 2 and 16 (one and two).
+template <class S, int kWarpRows>
+__device__ inline void thread_place(int tid, int& thread_row, int& thread_col) {
+  if constexpr (kWarpRows == 0) {
+    thread_row = tid / S::kThreadCols;
+    thread_col = tid % S::kThreadCols;
+  } else {
+    constexpr int kWarpCols = 32 / kWarpRows;
+    static_assert(S::kThreadCols % kWarpCols == 0 && S::kThreadRows % kWarpRows == 0, "whole warps tile the block");
+    constexpr int kWarpsAcross = S::kThreadCols / kWarpCols;
+    const int warp = tid / 32, lane = tid % 32;
+    thread_row = (warp / kWarpsAcross) * kWarpRows + lane / kWarpCols;
+    thread_col = (warp % kWarpsAcross) * kWarpCols + lane % kWarpCols;
+  }
+}
+
 // C = A B, all row-major, m, n and k multiples of the tile.
-template <int BM, int BN, int BK, int TM, int TN, int MIN_BLOCKS>
+template <int BM, int BN, int BK, int TM, int TN, int MIN_BLOCKS, int kWarpRows>
 __global__ void __launch_bounds__(Shape<BM, BN, BK, TM, TN>::kThreads, MIN_BLOCKS)
     sgemm(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m, int n, int k,
           int group) {
@@ -67,7 +86,8 @@ __global__ void __launch_bounds__(Shape<BM, BN, BK, TM, TN>::kThreads, MIN_BLOCK
   tile_of(blockIdx.x, m / BM, n / BN, group, tile_m, tile_n);
   const int row0 = tile_m * BM, col0 = tile_n * BN;
   const int tid = threadIdx.x;
-  const int thread_row = tid / S::kThreadCols, thread_col = tid % S::kThreadCols;
+  int thread_row, thread_col;
+  thread_place<S, kWarpRows>(tid, thread_row, thread_col);
 
   float4 a_next[S::kALoads], b_next[S::kBLoads];
   const auto load = [&](int k0) {
@@ -196,10 +216,10 @@ Row check_and_time(const Launch& launch, const Matrices& x, unsigned long long* 
   return row;
 }
 
-template <int BM, int BN, int BK, int TM, int TN, int MIN_BLOCKS>
+template <int BM, int BN, int BK, int TM, int TN, int MIN_BLOCKS, int kWarpRows = 0>
 void sweep_one(const char* name, int group, const Matrices& x, double cublas_ms, unsigned long long* d_wrong) {
   using S = Shape<BM, BN, BK, TM, TN>;
-  const auto kernel = sgemm<BM, BN, BK, TM, TN, MIN_BLOCKS>;
+  const auto kernel = sgemm<BM, BN, BK, TM, TN, MIN_BLOCKS, kWarpRows>;
   if (x.size % BM != 0 || x.size % BN != 0 || x.size % BK != 0) {
     std::printf("%-34s size %d is not a multiple of its tile: skipped\n", name, x.size);
     return;
@@ -276,6 +296,14 @@ int main(int argc, char** argv) try {
   sweep_one<256, 128, 8, 16, 8, 1>("256x128x8, 16x8", 8, x, cublas_ms, d_wrong);
   sweep_one<128, 256, 16, 8, 16, 1>("128x256x16, 8x16", 8, x, cublas_ms, d_wrong);
   sweep_one<256, 128, 16, 16, 8, 1>("256x128x16, 16x8", 8, x, cublas_ms, d_wrong);
+  // Warps of 4 x 8 and 8 x 4 threads (the rows above: 2 x 16), and K steps of 16 held to two blocks an SM.
+  sweep_one<128, 128, 8, 8, 8, 2, 4>("128x128x8, 8x8, warps 4x8", 8, x, cublas_ms, d_wrong);
+  sweep_one<128, 128, 8, 8, 8, 2, 8>("128x128x8, 8x8, warps 8x4", 8, x, cublas_ms, d_wrong);
+  sweep_one<128, 128, 8, 8, 8, 2, 4>("128x128x8, 8x8, warps 4x8", 16, x, cublas_ms, d_wrong);
+  sweep_one<128, 64, 8, 8, 8, 4, 4>("128x64x8, 8x8, warps 4x8", 8, x, cublas_ms, d_wrong);
+  sweep_one<128, 128, 16, 8, 8, 2>("128x128x16, 8x8, 2 blocks/SM", 8, x, cublas_ms, d_wrong);
+  sweep_one<128, 128, 16, 8, 8, 2, 4>("128x128x16, 8x8, 2/SM, warps 4x8", 8, x, cublas_ms, d_wrong);
+  sweep_one<128, 256, 8, 8, 16, 1, 4>("128x256x8, 8x16, warps 4x8", 8, x, cublas_ms, d_wrong);
 
   for (float* p : {x.a, x.b, x.c, x.want, x.bound}) CUDA_CHECK(cudaFree(p));
   CUDA_CHECK(cudaFree(d_wrong));

@@ -1,8 +1,10 @@
 // Issue 20, streams: how close can lab 08's pipeline come to its slowest stage (the reference took 1.20x it on an
 // H100, 2026-11-25; the goal is 1.15x)? The pipeline copies chunks in and out at the same time, so its floor is
 // what PCIe and the host's memory give two copies in opposite directions at once, against one alone. Timed here,
-// with pinned host memory: each direction alone, both at once on two streams, and both at once in chunks of
-// CHUNK_MIB over several streams, as a pipeline issues them. Every copy is checked whole after its runs.
+// with pinned host memory: each direction alone, both at once on two streams, both at once in chunks of
+// kChunkMiB over several streams, and the lab's pipeline itself with no kernel between its copies (each chunk
+// in, then out, on its stream), at several chunk sizes and stream counts. Every copy is checked whole after its
+// runs.
 //
 //   bash docs/gpu-runs/scripts/sweeps.sh (builds every probe with the harness, then runs them)
 //   ./pcie_probe [MiB each way, default 1024]
@@ -31,6 +33,20 @@ void copy(const Buffers& b, bool in, bool out, std::size_t chunk, const std::vec
     if (out)
       CUDA_CHECK(cudaMemcpyAsync(b.host_out + offset, b.device_out + offset, size, cudaMemcpyDeviceToHost,
                                  streams[half + k % half]));
+  }
+  for (cudaStream_t s : streams) CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+// Lab 08's pipeline with its kernel taken out: chunk k copied in and then out on stream k % streams, so that
+// one chunk's copy out overlaps the next chunks' copies in, as in the reference. What this takes over the slower
+// direction alone is the floor of any pipeline of that shape on this host: its kernel can only add to it.
+void pipeline_copies(const Buffers& b, std::size_t chunk, const std::vector<cudaStream_t>& streams) {
+  for (std::size_t offset = 0, k = 0; offset < b.bytes; offset += chunk, ++k) {
+    const std::size_t size = std::min(chunk, b.bytes - offset);
+    cudaStream_t stream = streams[k % streams.size()];
+    CUDA_CHECK(cudaMemcpyAsync(b.device_in + offset, b.host_in + offset, size, cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(
+        cudaMemcpyAsync(b.host_out + offset, b.device_out + offset, size, cudaMemcpyDeviceToHost, stream));
   }
   for (cudaStream_t s : streams) CUDA_CHECK(cudaStreamSynchronize(s));
 }
@@ -75,6 +91,16 @@ int main(int argc, char** argv) try {
   report(name, median_ms([&] { copy(b, true, true, kChunkMiB << 20, streams); }), 2.0 * b.bytes, slower);
   std::snprintf(name, sizeof(name), "host to device alone, %zu MiB chunks", kChunkMiB);
   report(name, median_ms([&] { copy(b, true, false, kChunkMiB << 20, streams); }), b.bytes, 0.0);
+  // Lab 08's reference pipeline: 32 MiB chunks over 4 streams (labs/08-streams/lab.toml's budget); then other
+  // chunk sizes and stream counts, to see whether any shape of the same pipeline has a lower floor.
+  for (const auto& shape : std::vector<std::pair<std::size_t, int>>{{32, 4}, {16, 4}, {64, 4}, {8, 8}, {32, 2}, {32, 8}}) {
+    const std::size_t chunk_mib = shape.first;
+    const int stream_count = shape.second;
+    if (stream_count > static_cast<int>(streams.size()) || b.bytes % (chunk_mib << 20) != 0) continue;
+    const std::vector<cudaStream_t> used(streams.begin(), streams.begin() + stream_count);
+    std::snprintf(name, sizeof(name), "pipeline, no kernel: %zu MiB chunks, %d streams", chunk_mib, stream_count);
+    report(name, median_ms([&] { pipeline_copies(b, chunk_mib << 20, used); }), 2.0 * b.bytes, slower);
+  }
 
   // Whole copies checked: the device's input against the host's, the host's output against the device's fill.
   std::vector<unsigned char> back(b.bytes);

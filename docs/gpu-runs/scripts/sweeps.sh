@@ -2,8 +2,9 @@
 # single-pass scans against CUB at 2^28, vector add against the copy at 2^26 and 2^28, N-body's tiled kernel
 # against the SMs' issue rate at the clock they keep, PCIe both ways at once against one way (lab 08's floor).
 # Each is built with the harness's error checks into BIN (default /tmp/kit-probes), then run, writing
-# $OUT/<probe>.txt. BUILD_ONLY=1 builds them and stops (the CPU test that keeps them buildable).
+# $OUT/<probe>.txt. BUILD_ONLY=1 builds them and stops (the CPU test that keeps them buildable). PROBES picks some:
 #   bash docs/gpu-runs/scripts/sweeps.sh
+#   PROBES="gemm_sweep pcie_probe" bash docs/gpu-runs/scripts/sweeps.sh
 here=$(cd "$(dirname "$0")" && pwd)
 root=$here/../../..
 BIN=${BIN:-/tmp/kit-probes}
@@ -13,7 +14,9 @@ targets=()
 for arch in "${archs[@]}"; do targets+=("--generate-code=arch=compute_$arch,code=sm_$arch"); done
 # The GEMM sweep times lab 04's reference kernel too, compiled from its solution.
 gemm_sweep_extra=(-I"$root/labs/04-tiled-matmul" "$root/solutions/04-tiled-matmul/tiled_matmul.cu")
-for probe in gemm_sweep scan_sweep vector_add_probe nbody_probe pcie_probe; do
+probes=${PROBES:-gemm_sweep scan_sweep vector_add_probe nbody_probe pcie_probe}
+wanted() { [[ " $probes " == *" $1 "* ]]; }
+for probe in $probes; do
   extra=()
   [ "$probe" = gemm_sweep ] && extra=("${gemm_sweep_extra[@]}")
   nvcc -O3 -std=c++17 "${targets[@]}" -I"$root/harness/include" -o "$BIN/$probe" "$here/$probe.cu" "${extra[@]}" \
@@ -22,11 +25,11 @@ done
 [ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 
 source "$here/common.sh"
-"$BIN/gemm_sweep" 4096 | tee "$OUT/gemm_sweep.txt"
-"$BIN/scan_sweep" 28 | tee "$OUT/scan_sweep.txt"
-{ "$BIN/vector_add_probe" 26; "$BIN/vector_add_probe" 28; } | tee "$OUT/vector_add_probe.txt"
+wanted gemm_sweep && "$BIN/gemm_sweep" 4096 | tee "$OUT/gemm_sweep.txt"
+wanted scan_sweep && "$BIN/scan_sweep" 28 | tee "$OUT/scan_sweep.txt"
+wanted vector_add_probe && { "$BIN/vector_add_probe" 26; "$BIN/vector_add_probe" 28; } | tee "$OUT/vector_add_probe.txt"
 # Lab 09's 2^18 bodies, then 270,336 = 132 SMs x 8 blocks x 256 (whole waves on an H100): 2^18 leaves 32 of
 # the SMs a block short, and the gap between the two says what that costs.
-{ "$BIN/nbody_probe" 262144; "$BIN/nbody_probe" 270336; } | tee "$OUT/nbody_probe.txt"
-"$BIN/pcie_probe" 1024 | tee "$OUT/pcie_probe.txt"
+wanted nbody_probe && { "$BIN/nbody_probe" 262144; "$BIN/nbody_probe" 270336; } | tee "$OUT/nbody_probe.txt"
+wanted pcie_probe && "$BIN/pcie_probe" 1024 | tee "$OUT/pcie_probe.txt"
 echo "done at $(elapsed)s"

@@ -103,10 +103,12 @@ __device__ int padded(int x) { return x + x / kWarpSize; }
 // inclusive prefix in tile_states (zeroed before the launch, as is *next_tile).
 // May assume: blockDim.x == kPassThreads; a block per tile; in and out do not overlap (scan.cuh).
 // Must not: read or write at index n or beyond.
-template <class T>
+// kInclusive is a template argument, not a run-time flag, so that each instance carries only its own
+// arithmetic in the loop that stages the results.
+template <class T, bool kInclusive>
 __global__ void __launch_bounds__(kPassThreads)
-    single_pass_scan_kernel(const T* __restrict__ in, T* __restrict__ out, int n, bool inclusive,
-                            unsigned long long* tile_states, int* next_tile) {
+    single_pass_scan_kernel(const T* __restrict__ in, T* __restrict__ out, int n, unsigned long long* tile_states,
+                            int* next_tile) {
   static_assert(sizeof(T) * kVectorItems == sizeof(int4), "16-byte loads of 32-bit elements");
   __shared__ int tile_taken;
   __shared__ T warp_offsets[kPassWarps];
@@ -173,18 +175,25 @@ __global__ void __launch_bounds__(kPassThreads)
   const T offset = warp_offsets[warp] + before_me;  // the sum of every element before this thread's run
 #pragma unroll
   for (int k = 0; k < kPassItems; ++k)
-    staged[warp][padded(lane * kPassItems + k)] = offset + (inclusive ? items[k] : (k == 0 ? T(0) : items[k - 1]));
+    staged[warp][padded(lane * kPassItems + k)] = offset + (kInclusive ? items[k] : (k == 0 ? T(0) : items[k - 1]));
   __syncwarp();  // a lane stores elements that other lanes of its warp staged
+  // Every tile but the last lies wholly below n: its stores need no test each.
   const long long warp_first = tile_first + static_cast<long long>(warp) * kPassWarpItems;
+  if (tile_first + kPassTileItems <= n) {
 #pragma unroll
-  for (int k = 0; k < kPassItems; ++k) {
-    const long long i = warp_first + k * kWarpSize + lane;
-    if (i < n) out[i] = staged[warp][padded(k * kWarpSize + lane)];
+    for (int k = 0; k < kPassItems; ++k)
+      out[warp_first + k * kWarpSize + lane] = staged[warp][padded(k * kWarpSize + lane)];
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPassItems; ++k) {
+      const long long i = warp_first + k * kWarpSize + lane;
+      if (i < n) out[i] = staged[warp][padded(k * kWarpSize + lane)];
+    }
   }
 }
 
-template <class T>
-void launch_single_pass_scan(const T* d_in, T* d_out, int n, bool inclusive) {
+template <class T, bool kInclusive>
+void launch_single_pass_scan(const T* d_in, T* d_out, int n) {
   const int tiles = static_cast<int>((static_cast<long long>(n) + kPassTileItems - 1) / kPassTileItems);
   // A word per tile, then the tile counter, all zero before the kernel starts: nothing published,
   // no tile taken. In stream order on stream 0, as the launch itself.
@@ -193,20 +202,20 @@ void launch_single_pass_scan(const T* d_in, T* d_out, int n, bool inclusive) {
   CUDA_CHECK(cudaMallocAsync(&d_tile_states, bytes, 0));
   CUDA_CHECK(cudaMemsetAsync(d_tile_states, 0, bytes, 0));
   int* d_next_tile = reinterpret_cast<int*>(d_tile_states + tiles);
-  single_pass_scan_kernel<T><<<tiles, kPassThreads>>>(d_in, d_out, n, inclusive, d_tile_states, d_next_tile);
+  single_pass_scan_kernel<T, kInclusive><<<tiles, kPassThreads>>>(d_in, d_out, n, d_tile_states, d_next_tile);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaFreeAsync(d_tile_states, 0));
 }
 
 void launch_register_tiled_inclusive_scan(const int* d_in, int* d_out, int n) {
-  launch_single_pass_scan<int>(d_in, d_out, n, true);
+  launch_single_pass_scan<int, true>(d_in, d_out, n);
 }
 void launch_register_tiled_inclusive_scan(const float* d_in, float* d_out, int n) {
-  launch_single_pass_scan<float>(d_in, d_out, n, true);
+  launch_single_pass_scan<float, true>(d_in, d_out, n);
 }
 void launch_register_tiled_exclusive_scan(const int* d_in, int* d_out, int n) {
-  launch_single_pass_scan<int>(d_in, d_out, n, false);
+  launch_single_pass_scan<int, false>(d_in, d_out, n);
 }
 void launch_register_tiled_exclusive_scan(const float* d_in, float* d_out, int n) {
-  launch_single_pass_scan<float>(d_in, d_out, n, false);
+  launch_single_pass_scan<float, false>(d_in, d_out, n);
 }
