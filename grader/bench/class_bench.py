@@ -656,17 +656,23 @@ def main(argv: list[str] | None = None) -> int:
             options = classroom.ClassOptions(jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=True)
             started = time.monotonic()
             entry: dict = {}
-            with tempfile.TemporaryDirectory(prefix="kit-bench-work-") as work, MachineUse() as use:
-                try:
-                    result = classroom.grade_class(config, submissions, graded, Path(work), options)
-                    entry["reference_s"] = {k: round(v, 1) for k, v in result.phases_s.items()}
-                    entry["stopped"] = result.stopped
-                except NoGpu as error:
-                    entry["stopped_for_want_of_a_gpu"] = str(error)
-                except GraderError as error:  # it cannot grade on this machine (a tool missing, say): nothing graded
-                    entry["grader_problem"] = str(error)
-                except KeyboardInterrupt:  # before the grading could stop in order (its reference build, say)
-                    entry["stopped"] = True
+            work = Path(tempfile.mkdtemp(prefix="kit-bench-work-"))
+            try:
+                with MachineUse() as use:
+                    try:
+                        result = classroom.grade_class(config, submissions, graded, work, options)
+                        entry["reference_s"] = {k: round(v, 1) for k, v in result.phases_s.items()}
+                        entry["stopped"] = result.stopped
+                    except NoGpu as error:
+                        entry["stopped_for_want_of_a_gpu"] = str(error)
+                    except GraderError as error:  # it cannot grade on this machine (a tool missing, say)
+                        entry["grader_problem"] = str(error)
+                    except KeyboardInterrupt:  # before the grading could stop in order (its reference build, say)
+                        entry["stopped"] = True
+            finally:
+                # After a stop, a program it let finish may still be writing here while this goes: whatever is
+                # left in /tmp must not cost the run its report (on 2026-11-28 it lost a whole class of 200's).
+                shutil.rmtree(work, ignore_errors=True)
             entry["total_s"] = round(time.monotonic() - started, 1)
             entry["machine"] = use.report
             entry.update(analyse(config, kinds, graded))

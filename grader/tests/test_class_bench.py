@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -357,3 +358,31 @@ def test_a_run_records_table_counts_the_reference_once_and_only_from_an_even_sam
     assert row[5:8] == ["631", "591", "1.25"] and row[9] == "rgb_to_gray_kernel 0.89-1.06"
     few = {**run, "graded": 12, "per_student_s": None, "class_of_200_s": None}
     assert table.row("1", {"lab": "08-streams", "n": 200, "runs": [few]})[4:7] == ["-", "-", "-"]
+
+
+def test_the_report_is_written_when_a_program_still_writes_in_the_work_folder(monkeypatch, tmp_path: Path):
+    """A stopped class lets its programs in flight finish; one still writing while the work folder is removed made
+    the removal fail, and the run lost its report (a class of 200 on an H100, 2026-11-28)."""
+    writers = []
+
+    def grade_class(config, submissions, graded, work, options):
+        def keep_writing():
+            folder = work / "still-running"
+            folder.mkdir()
+            for i in range(20000):
+                (folder / f"f{i}").write_text("x")
+        writer = threading.Thread(target=keep_writing)
+        writer.start()
+        writers.append(writer)
+        time.sleep(0.05)  # the writer is under way when the bench goes on
+        graded.mkdir(parents=True, exist_ok=True)
+        return class_bench.classroom.ClassResult(students=[], summary="", stopped=True)
+
+    monkeypatch.setattr(class_bench.classroom, "grade_class", grade_class)
+    try:
+        assert class_bench.main(["--lab", "01-vector-add", "--n", "20", "--out", str(tmp_path)]) == 0
+    finally:
+        for writer in writers:
+            writer.join()
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert report["runs"][0]["stopped"] is True
