@@ -7,6 +7,11 @@
 // cuBLAS's and CUTLASS's SIMT kernels do with their warp tiles. Nothing else changes: every thread still owns the
 // same 8 x 8 pieces of C it owned in step 8, only a different thread owns them.
 //
+// Measured on an H100 (2026-11-28, docs/gpu-runs/2026-11-28-h100-steps-journeys.md): no gain. The journey timed it
+// at 0.85 of cuBLAS, as step 8; the sweep (docs/gpu-runs/scripts/gemm_sweep.cu) at 0.863 against 0.886 for warps
+// of 2 x 16. Shared-memory wavefronts were not what held step 8 back. The step stays as that lesson: a change
+// that helps another kernel is measured here before it is kept.
+//
 // Graded as a [[right]] variant of the reference (hidden.toml); timed by `python3 -m grader journey`.
 #include <cstddef>
 #include <cstdint>
