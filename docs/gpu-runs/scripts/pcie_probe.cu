@@ -92,8 +92,10 @@ int main(int argc, char** argv) try {
   std::snprintf(name, sizeof(name), "host to device alone, %zu MiB chunks", kChunkMiB);
   report(name, median_ms([&] { copy(b, true, false, kChunkMiB << 20, streams); }), b.bytes, 0.0);
   // Lab 08's reference pipeline: 32 MiB chunks over 4 streams (labs/08-streams/lab.toml's budget); then other
-  // chunk sizes and stream counts, to see whether any shape of the same pipeline has a lower floor.
-  for (const auto& shape : std::vector<std::pair<std::size_t, int>>{{32, 4}, {16, 4}, {64, 4}, {8, 8}, {32, 2}, {32, 8}}) {
+  // chunk sizes and stream counts, to see whether any shape of the same pipeline has a lower floor. The lab's
+  // tests give a solution its stream count (lab.toml's streams, 4): only the chunk size is its own to choose.
+  const std::vector<std::pair<std::size_t, int>> shapes{{32, 4}, {16, 4}, {8, 4}, {64, 4}, {8, 8}, {32, 2}, {32, 8}};
+  for (const auto& shape : shapes) {
     const std::size_t chunk_mib = shape.first;
     const int stream_count = shape.second;
     if (stream_count > static_cast<int>(streams.size()) || b.bytes % (chunk_mib << 20) != 0) continue;
