@@ -42,6 +42,7 @@ from grader import buildinfo, classroom, summary
 from grader.config import REPO_ROOT, LabConfig, load_lab
 from grader.errors import GraderError, NoGpu
 from grader.gpulock import choose_gpus, host_gpus
+from grader.grade import fresh_workroot, remove_workroot
 from grader.proc import cores, interrupt_on_sigterm, run_process
 
 KERNEL_START = re.compile(r"__global__\s+void\s+\w+\s*\([^)]*\)\s*\{")
@@ -656,7 +657,7 @@ def main(argv: list[str] | None = None) -> int:
             options = classroom.ClassOptions(jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=True)
             started = time.monotonic()
             entry: dict = {}
-            work = Path(tempfile.mkdtemp(prefix="kit-bench-work-"))
+            work = fresh_workroot()
             try:
                 with MachineUse() as use:
                     try:
@@ -670,9 +671,9 @@ def main(argv: list[str] | None = None) -> int:
                     except KeyboardInterrupt:  # before the grading could stop in order (its reference build, say)
                         entry["stopped"] = True
             finally:
-                # After a stop, a program it let finish may still be writing here while this goes: whatever is
-                # left in /tmp must not cost the run its report (on 2026-11-28 it lost a whole class of 200's).
-                shutil.rmtree(work, ignore_errors=True)
+                # As grade-class does: a program still writing here after a stop must not cost the run its report
+                # (on 2026-11-28 a class of 200's was lost to rmtree's "Directory not empty").
+                remove_workroot(work, keep=False)
             entry["total_s"] = round(time.monotonic() - started, 1)
             entry["machine"] = use.report
             entry.update(analyse(config, kinds, graded))
