@@ -3,9 +3,9 @@
 - the grader's commit (git, or grader/COMMIT in a copy without git), and
 - a fingerprint of what was graded (the student's files, the lab's config, that
   commit): a class grading that resumes keeps a result only while it matches;
-- for a performance score whose ratio sits within RERUN_BAND of one of its
-  thresholds, a second timing and which one counted (the better ratio: a
-  student is not marked down by one noisy run).
+- for a performance score whose ratio crossed one of its thresholds by no
+  more than RERUN_BAND, a second timing and which one counted (the better
+  ratio: a student is not marked down by one noisy run).
 """
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ from grader.proc import run_process, scrubbed_env
 
 COMMIT_FILE = REPO_ROOT / "grader" / "COMMIT"
 GIT_TIMEOUT_S = 30
-RERUN_BAND = 0.02  # a ratio within 2% of its full_at or zero_at is timed again
+# A ratio past its full_at or zero_at by at most this (relative) is timed again. A busy class run times the
+# same code this much slower now and then: on an H100 grading lab 02's class of 200 (2026-11-28), 3 of 134
+# reference copies came out 1.20 to 1.23x the reference, against a median of 1.03.
+RERUN_BAND = 0.25
 
 
 @functools.cache
@@ -79,6 +82,6 @@ def _content_or_stamp(path: Path) -> bytes:
 
 
 def near_threshold(ratio: float, spec: PerfSpec) -> bool:
-    """Whether a performance item's ratio (score.perf_ratio) lies within RERUN_BAND (relative) of its full_at or
-    zero_at."""
-    return any(abs(ratio / threshold - 1.0) <= RERUN_BAND for threshold in (spec.full_at, spec.zero_at))
+    """Whether a performance item's ratio (score.perf_ratio) lies past its full_at or zero_at by at most
+    RERUN_BAND (relative): a ratio that lost points by crossing a threshold within the noise of a busy run."""
+    return any(threshold < ratio <= threshold * (1.0 + RERUN_BAND) for threshold in (spec.full_at, spec.zero_at))

@@ -19,7 +19,8 @@
 - A split lab's judge holds no student code, so its listing of the cases (and
   of the GPU it sees) is taken once per lane and stands for every student's:
   one program start, one CUDA context fewer a student.
-- The reference is timed once per GPU lane, under the exclusive lock, and each
+- The reference is timed once per GPU lane (schedule.time_reference: three runs,
+  each case's middle one), under the exclusive lock, and each
   student is scored against the reference of the lane that timed them. Once the
   class is timed, the lane times the reference again, and the summary says how
   far it moved (a warning past summary.REFERENCE_DRIFT_WARN).
@@ -29,8 +30,8 @@
   measurements that scores rest on are taken (schedule.scored_measurements;
   lab 08's sequential baselines and lab 11's one-value timings are left out):
   the student's and the reference's alike.
-- A performance ratio within 2% of a threshold is timed again in the same
-  hold; the better median counts (audit.py), and both are recorded.
+- A performance ratio just past a threshold (audit.RERUN_BAND) is timed again
+  in the same hold; the better median counts (audit.py), and both are recorded.
 - A result is kept when a later run finds the same fingerprint (same files,
   config and grader), unless a regrade is asked for: an interrupted run picks up
   where it stopped. Results are written atomically.

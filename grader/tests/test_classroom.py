@@ -4,6 +4,7 @@ Everything else is real: intake, fingerprints, the GPU lock (in a folder of the
 test's own), the thread pools, scoring, results files, the gradebook and summary.
 """
 import dataclasses
+import functools
 import io
 import json
 import time
@@ -142,8 +143,9 @@ def test_timing_runs_alone_and_only_where_it_can_earn_points(lab, tmp_path: Path
         beside = [r for r in runs if r is not run and r["start"] < run["end"] and run["start"] < r["end"]]
         assert not beside, f"{run['who']}: '{run['case']}' ran beside {beside}"
     timed = sorted(r["who"] for r in runs if r["case"] == "toy timing: fast")
-    # gina's second run is the re-timing near full_at; the reference's, its timing again once the class is timed
-    assert timed == ["alice", "gina", "gina", "reference", "reference"]
+    # gina's second run is the re-timing near full_at; the reference's, its timings at the start and again once
+    # the class is timed
+    assert timed == ["alice", "gina", "gina"] + ["reference"] * 2 * schedule.REFERENCE_TIMES
     assert max(r["start"] for r in runs if r["case"] == "toy timing: fast") == max(
         r["start"] for r in runs if r["who"] == "reference")  # the reference's second timing came last
     assert not [r for r in runs if r["case"] == "toy timing: with copies"]  # worth 0 points: never timed
@@ -167,7 +169,7 @@ def test_students_are_timed_in_batches_while_others_are_still_in_their_correctne
     timed = sorted({json.loads(line)["who"] for line in log.read_text().splitlines()
                     if json.loads(line)["case"] == "toy timing: fast"})
     assert timed == ["reference"] + [f"student{k}" for k in range(9)]
-    students_holds = len(holds) - 2  # the reference's timing, and its timing again at the end
+    students_holds = len(holds) - 2 * schedule.REFERENCE_TIMES  # the reference's timings, and again at the end
     assert students_holds <= 3, f"{students_holds} exclusive holds for 9 students: one for every few, not one each"
 
 
@@ -180,12 +182,12 @@ def test_the_summary_says_whether_the_reference_held_still_over_the_run(lab, tmp
     assert "WARNING" not in text
 
     # A measurement of the case that no score rests on may move as it likes: it is not shown
-    fakes.reference = {"medians": [0.001, 0.001], "stages": {"for_comparison": [0.001, 0.005]}}
+    fakes.reference = {"medians": [0.001], "stages": {"for_comparison": [0.001] * schedule.REFERENCE_TIMES + [0.005]}}
     grade_it(config, tmp_path / "in", tmp_path / "aside", tmp_path / "aside-work")
     text = (tmp_path / "aside" / "summary.txt").read_text()
     assert "toy_kernel 1.000 -> 1.000 ms" in text and "for_comparison" not in text and "WARNING" not in text
 
-    fakes.reference = {"medians": [0.001, 0.0013]}  # 30 % slower by the end of the next run
+    fakes.reference = {"medians": [0.001] * schedule.REFERENCE_TIMES + [0.0013]}  # 30 % slower by the end
     grade_it(config, tmp_path / "in", tmp_path / "drifting", tmp_path / "again")
     text = (tmp_path / "drifting" / "summary.txt").read_text()
     assert "toy_kernel 1.000 -> 1.300 ms (+30.0%)" in text
@@ -213,17 +215,17 @@ def test_audit_trail_in_results(lab, tmp_path: Path):
                                     "toy timing: fast"}
     assert all(s["test"] == pytest.approx(0.05) and s["run"] >= s["test"] for s in extra["case_s"].values())
     # Each program, how it held the GPU and when: the serial test, the timing and its second timing near full_at
-    # each alone in a program of its own; the reference's listing (no cases), then its timing.
+    # each alone in a program of its own; the reference's listing (no cases), then its timing, each time.
     assert [p["cases"] for p in extra["programs"] if p["hold"] == "alone"] == [
         ["toy: holds little device memory"], ["toy timing: fast"], ["toy timing: fast"]]
     assert all(p["at"][0] <= p["at"][1] for p in extra["programs"])
-    assert [(p["cases"], p["hold"]) for p in extra["reference_programs"]] == [([], "shared"),
-                                                                              (["toy timing: fast"], "alone")]
+    assert [(p["cases"], p["hold"]) for p in extra["reference_programs"]] == [
+        ([], "shared"), (["toy timing: fast"], "alone")] * schedule.REFERENCE_TIMES
     # No program ran beside one that held the GPU alone: alice 2, carol 1 (her serial test), gina 3 and the
-    # reference 1; erin spent her budget before hers.
+    # reference's timings; erin spent her budget before hers.
     students = {s: results(out, s) for s in ("alice", "bob", "carol", "dave", "erin", "gina")}
     [gpu] = class_bench.gpu_exclusivity(students).values()
-    assert gpu["alone"] == 7 and gpu["overlapping_an_alone_one"] == []
+    assert gpu["alone"] == 6 + schedule.REFERENCE_TIMES and gpu["overlapping_an_alone_one"] == []
 
 
 def test_resume_keeps_finished_students_and_regrades_changed_ones(lab, tmp_path: Path):
@@ -334,6 +336,8 @@ def test_ctrl_c_stops_the_run_and_writes_the_gradebook_of_what_is_done(lab, tmp_
 
     monkeypatch.setattr(classroom, "wait", ctrl_c_once_alice_is_done)
     monkeypatch.setattr(classroom, "ALONE_GATHER_S", 0.0)  # alice is timed as soon as she is ready, not with zed
+    # and the reference timed once, not three times over, so that she is ready well before zed is done
+    monkeypatch.setattr(classroom, "time_reference", functools.partial(schedule.time_reference, times=1))
     graded = grade_it(config, tmp_path / "in", out, tmp_path)
     assert graded.stopped
     done = sorted(p.parent.name for p in out.glob("*/results.json"))
@@ -412,8 +416,8 @@ def test_a_split_labs_judge_is_listed_once_not_for_every_student(lab, tmp_path: 
     grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, gpu_jobs=1)
     listed = Path(str(log) + ".listings").read_text().split()
     # The judge holds no student code: the first student's listing stands for all (the reference lists for its
-    # timing at the start and again at the end).
-    assert listed.count("reference") == 2 and len(listed) == 3
+    # timings at the start and again at the end).
+    assert listed.count("reference") == 2 * schedule.REFERENCE_TIMES and len(listed) == listed.count("reference") + 1
     for k in range(8):
         assert results(tmp_path / "out", f"s{k}")["score"] == MAX
         assert "Graded on Fake GPU" in results(tmp_path / "out", f"s{k}")["output"]
@@ -424,7 +428,8 @@ def test_a_program_that_holds_student_code_is_listed_for_each_student(lab, tmp_p
     for k in range(3):
         submit(tmp_path / "in", f"s{k}", toy("{}"))  # no runner: the whole program is the student's build
     grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, gpu_jobs=1)
-    assert sorted(Path(str(log) + ".listings").read_text().split()) == ["reference", "reference", "s0", "s1", "s2"]
+    listed = sorted(Path(str(log) + ".listings").read_text().split())
+    assert listed == ["reference"] * 2 * schedule.REFERENCE_TIMES + ["s0", "s1", "s2"]
 
 
 def test_programs_beside_others_block_on_the_gpu_and_those_alone_spin(lab, tmp_path: Path):
