@@ -12,8 +12,11 @@ mkdir -p "$BIN"
 IFS=';' read -ra archs <<< "${CUDA_ARCH:-90}"
 targets=()
 for arch in "${archs[@]}"; do targets+=("--generate-code=arch=compute_$arch,code=sm_$arch"); done
-# The GEMM sweep times lab 04's reference kernel too, compiled from its solution.
-gemm_sweep_extra=(-I"$root/labs/04-tiled-matmul" "$root/solutions/04-tiled-matmul/tiled_matmul.cu")
+# The GEMM sweep times lab 04's reference kernel too, compiled from its solution; GEMM_LINKED (a path from the
+# repository's root) links another file of the lab in its place, such as a journey step, to time that step's own
+# kernel the probe's way beside the grader's figure for it.
+gemm_linked=${GEMM_LINKED:-solutions/04-tiled-matmul/tiled_matmul.cu}
+gemm_sweep_extra=(-I"$root/labs/04-tiled-matmul" "$root/$gemm_linked" -DGEMM_LINKED="\"$gemm_linked\"")
 probes=${PROBES:-gemm_sweep scan_sweep vector_add_probe nbody_probe pcie_probe}
 wanted() { [[ " $probes " == *" $1 "* ]]; }
 for probe in $probes; do
