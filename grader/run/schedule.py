@@ -401,6 +401,11 @@ def time_reference(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock
     return middle_runs(config, runs)
 
 
+def _scored_number(spec: PerfSpec, outcome: CaseOutcome) -> float:
+    scored = scored_value(spec, outcome)
+    return 0.0 if isinstance(scored, str) else scored.value
+
+
 def middle_runs(config: LabConfig, runs: list[Evaluation]) -> Evaluation:
     """One evaluation of `runs` (of the same passed cases): each case's outcome from the run whose first scored
     value (score.scored_value) is the middle one, whole, since a case's measurements are divided by each other;
@@ -411,9 +416,8 @@ def middle_runs(config: LabConfig, runs: list[Evaluation]) -> Evaluation:
         if not specs:
             outcomes[case] = first
             continue
-        values = [(v.value if not isinstance(v := scored_value(specs[0], run.outcomes[case]), str) else 0.0, i)
-                  for i, run in enumerate(runs)]
-        outcomes[case] = runs[sorted(values)[len(values) // 2][1]].outcomes[case]
+        in_order = sorted((run.outcomes[case] for run in runs), key=lambda outcome: _scored_number(specs[0], outcome))
+        outcomes[case] = in_order[len(in_order) // 2]
     return Evaluation(info=runs[0].info, outcomes=outcomes, lock_wait_s=sum(r.lock_wait_s for r in runs),
                       seconds=sum(r.seconds for r in runs), test_s=sum(r.test_s for r in runs),
                       programs=[program for r in runs for program in r.programs])
