@@ -19,8 +19,6 @@
 #define GEMM_LINKED "lab 04's reference kernel"
 #endif
 
-
-
 // A block computes a BM x BN tile of C, stepping along K by BK; each thread a TM x TN block of it, as
 // (TM / 4) x (TN / 4) pieces of 4 x 4, the pieces of one thread kThreadRows * 4 rows (and kThreadCols * 4
 // columns) apart, so that the threads of a warp read contiguous float4s of a shared tile.
