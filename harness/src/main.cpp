@@ -4,11 +4,22 @@
 // reported as skipped, and the end of the output says plainly that none of the student's code was
 // tested), records the run (the seed if public, GPU, driver) and, through a
 // doctest listener, each test case's outcome in $KIT_RESULTS.
+//
+// With --kit-serve, a judge (the test program of a lab split into judge and runner) serves many runs, one
+// after another, each as one start of the program would run: class grading sends each student's runs to a
+// few such judges instead of starting one per run, and so makes one CUDA context where it made hundreds
+// (grader/run/servers.py says why that matters).
+#include <cuda_runtime.h>
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kit/device.hpp"
@@ -141,16 +152,18 @@ bool listing_only(int argc, char** argv) {
 
 DOCTEST_REGISTER_LISTENER("kit-results", 1, kit::ResultsListener);
 
-int main(int argc, char** argv) {
-  if (argc == 2 && std::string(argv[1]) == "--kit-twin") return kit::remote::serve_twin();
+namespace kit {
+namespace {
+
+// One run of the test program: the doctest cases its arguments select, the runner started and ended.
+int run_tests(int argc, char** argv) {
   doctest::Context context;
   context.applyCommandLine(argc, argv);
-  kit::apply_gpu_wait();
-  if (!kit::listing_only(argc, argv)) kit::remote::start_runner();  // it starts while this process does
-  kit::record_run();
-  const kit::DeviceInfo& device = kit::device_info();
-  const bool no_gpu = !device.available && !kit::listing_only(argc, argv);
-  const std::string plain = kit::plain_reason(device.why_not);
+  if (!listing_only(argc, argv)) remote::start_runner();  // it starts while this process does
+  record_run();
+  const DeviceInfo& device = device_info();
+  const bool no_gpu = !device.available && !listing_only(argc, argv);
+  const std::string plain = plain_reason(device.why_not);
   const std::string why = plain.empty() ? device.why_not : device.why_not + "; that is: " + plain;
   if (no_gpu) {
     // ctest (KIT_GPU_SKIP_REGEX) and the grader read this line's first words: a test that found no GPU skipped.
@@ -159,18 +172,125 @@ int main(int argc, char** argv) {
     context.addFilter("test-suite", "cpu");
   }
   const int result = context.run();
-  if (no_gpu && kit::skipped_cases > 0 && !context.shouldExit()) {
+  if (no_gpu && skipped_cases > 0 && !context.shouldExit()) {
     // After doctest's "Status: SUCCESS!", which here counts the CPU test cases alone.
-    const int ran = kit::ran_cases;
+    const int ran = ran_cases;
     std::printf("\nNOT TESTED: no usable CUDA GPU was found (%s).\nNone of your code was run: every test case "
                 "that needs a GPU was skipped, and the status above counts only the %d CPU test case%s that ran. Run "
                 "the tests on a machine with an NVIDIA GPU and its driver to test your code.\n",
                 plain.empty() ? device.why_not.c_str() : plain.c_str(), ran, ran == 1 ? "" : "s");
-    std::fflush(stdout);
   }
+  std::cout.flush();
+  std::fflush(stdout);
   // The runner's exit code, when it ended badly, is the program's: compute-sanitizer reports its
   // findings through it (the grader reads it as the sanitizer's own), and a runner that died
   // fails the program even where every test passed.
-  const int runner_code = kit::remote::finish();
+  const int runner_code = remote::finish();
   return runner_code != 0 ? runner_code : result;
+}
+
+// A run sent to a judge that serves many (--kit-serve): what one start of the test program is given.
+struct ServedRun {
+  std::vector<std::string> args;                            // after the program's name
+  std::vector<std::pair<std::string, std::string>> env;     // its whole environment
+  std::string cwd;
+  std::string output;  // the file its standard output and error go to (the runner's too)
+};
+
+// The next run from `in`: fields "arg=...", "env=NAME=value", "cwd=...", "out=...", each ended by a NUL, the
+// run by an empty field. False at the end of the input: the grader is done with this judge.
+bool read_run(std::FILE* in, ServedRun* run) {
+  *run = ServedRun{};
+  char* line = nullptr;
+  std::size_t size = 0;
+  bool complete = false;
+  for (ssize_t got; (got = getdelim(&line, &size, '\0', in)) > 0 && line[got - 1] == '\0';) {
+    const std::string field(line, static_cast<std::size_t>(got - 1));
+    if (field.empty()) {
+      complete = true;
+      break;
+    }
+    const std::size_t equals = field.find('=');
+    const std::string key = field.substr(0, equals), value = field.substr(equals + 1);
+    if (key == "arg") {
+      run->args.push_back(value);
+    } else if (key == "env" && value.find('=') != std::string::npos) {
+      run->env.emplace_back(value.substr(0, value.find('=')), value.substr(value.find('=') + 1));
+    } else if (key == "cwd") {
+      run->cwd = value;
+    } else if (key == "out") {
+      run->output = value;
+    }
+  }
+  std::free(line);
+  return complete;
+}
+
+// Standard output and error (and so the runner's, which it inherits) to `path`; /dev/null between runs.
+bool output_to(const char* path) {
+  const int file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (file < 0) return false;
+  dup2(file, 1);
+  dup2(file, 2);
+  close(file);
+  return true;
+}
+
+// The run's environment, folder, output and results file, in place of the last run's.
+bool enter(const ServedRun& run) {
+  clearenv();
+  for (const auto& [name, value] : run.env) setenv(name.c_str(), value.c_str(), 1);
+  reopen_results();
+  return chdir(run.cwd.c_str()) == 0 && output_to(run.output.c_str());
+}
+
+// After a run: whatever the judge's CUDA context was left with. An error there (a sticky one above all, from a
+// kernel of the judge's that faulted on what a student's code wrote) would fail every later run, so the judge
+// retires instead.
+bool context_usable() {
+  if (!device_info().available) return true;
+  const cudaError_t synchronized = cudaDeviceSynchronize();
+  const cudaError_t last = cudaGetLastError();
+  return synchronized == cudaSuccess && last == cudaSuccess;
+}
+
+// --kit-serve: runs sent on standard input, one at a time, until it closes. Each reply is one line on standard
+// output, "done <exit code> ok", or "... retire" when this judge must not serve again. Between runs, and for the
+// runner, standard input and output are elsewhere: the runner must not reach the grader's channel.
+int serve_runs(const char* program) {
+  std::FILE* const jobs = fdopen(fcntl(0, F_DUPFD_CLOEXEC, 10), "r");
+  const int replies = fcntl(1, F_DUPFD_CLOEXEC, 10);
+  if (jobs == nullptr || replies < 0 || !output_to("/dev/null")) return 2;
+  const int null_in = open("/dev/null", O_RDONLY);
+  dup2(null_in, 0);
+  close(null_in);
+  apply_gpu_wait();
+  if (device_info().available) cudaFree(nullptr);  // the CUDA context, once for every run
+  dprintf(replies, "ready\n");
+  for (ServedRun run; read_run(jobs, &run);) {
+    if (!enter(run)) {
+      dprintf(replies, "done 125 retire\n");
+      return 2;
+    }
+    std::vector<char*> argv{const_cast<char*>(program)};
+    for (std::string& arg : run.args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const int code = run_tests(static_cast<int>(argv.size()) - 1, argv.data());
+    std::fflush(stderr);
+    const bool usable = context_usable();
+    output_to("/dev/null");
+    dprintf(replies, "done %d %s\n", code, usable ? "ok" : "retire");
+    if (!usable) return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace kit
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--kit-twin") return kit::remote::serve_twin();
+  if (argc == 2 && std::string(argv[1]) == "--kit-serve") return kit::serve_runs(argv[0]);
+  kit::apply_gpu_wait();
+  return kit::run_tests(argc, argv);
 }

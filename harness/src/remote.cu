@@ -228,6 +228,19 @@ class Runner {
     return status;
   }
 
+  // Back to how it was before it started, the arena unmapped: a judge that serves many runs (--kit-serve) starts
+  // a fresh process for each. Call it once the process has ended (end, finish).
+  void forget() {
+    if (arena_ != nullptr) munmap(arena_, wire::kArenaBytes);
+    if (arena_fd_ >= 0) close(arena_fd_);
+    arena_ = nullptr;
+    arena_fd_ = -1;
+    arena_bytes_ = 0;
+    calls_ = 0;
+    ended_status_ = 0;
+    broken_.clear();
+  }
+
   // Ends the runner and records how it ended.
   int finish() {
     if (!started()) return 0;
@@ -987,7 +1000,14 @@ int serve_twin() {
 
 int finish() {
   if (Runner::twin().started()) Runner::twin().end();
-  return Runner::get().finish();
+  const int code = Runner::get().finish();
+  Runner::twin().forget();
+  Runner::get().forget();
+  // What the next run of a judge that serves many (--kit-serve) must not inherit: mirrors of host allocations
+  // the student's code made and never freed, and IPC handles of buffers that are gone.
+  while (!shared_memory().empty()) drop_shared(shared_memory().begin()->first);
+  exported().clear();
+  return code;
 }
 
 }  // namespace kit::remote

@@ -86,14 +86,29 @@ std::string& running_case() {
 const std::string& current_case_name() { return running_case(); }
 void set_current_case_name(const std::string& name) { running_case() = name; }
 
-void write_record(const JsonObject& record) {
+namespace {
+// The results file of the run now going on: $KIT_RESULTS as it was when first written to, or at reopen_results.
+std::FILE*& results_file() {
   static std::FILE* file = [] {
     const char* path = std::getenv("KIT_RESULTS");
     return path ? std::fopen(path, "a") : nullptr;
   }();
+  return file;
+}
+}  // namespace
+
+void write_record(const JsonObject& record) {
+  std::FILE* file = results_file();
   if (file == nullptr) return;
   std::fputs((record.str() + "\n").c_str(), file);
   std::fflush(file);
+}
+
+void reopen_results() {
+  std::FILE*& file = results_file();
+  if (file != nullptr) std::fclose(file);
+  const char* path = std::getenv("KIT_RESULTS");
+  file = path ? std::fopen(path, "a") : nullptr;
 }
 
 }  // namespace kit

@@ -614,7 +614,7 @@ std::optional<std::vector<std::string>> measurements_listed(const char* list) {
 }  // namespace detail
 
 bool measured(const std::string& name) {
-  static const auto only = detail::measurements_listed(std::getenv("KIT_MEASURE_ONLY"));
+  const auto only = detail::measurements_listed(std::getenv("KIT_MEASURE_ONLY"));  // read each time: see --kit-serve
   return !only || std::find(only->begin(), only->end(), name) != only->end();
 }
 

@@ -249,7 +249,8 @@ void end_of_case();
 
 // At the end of the test program: ends the runner and records how it ended (a "runner"
 // record with its exit code, which compute-sanitizer sets when it found an error).
-// Returns that exit code (128 + N for a signal N), 0 when no runner was started.
+// Returns that exit code (128 + N for a signal N), 0 when no runner was started. Leaves nothing of
+// the run behind (no runner, no shared memory), so that a judge serving many runs starts the next afresh.
 int finish();
 
 }  // namespace kit::remote

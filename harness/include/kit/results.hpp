@@ -33,6 +33,9 @@ std::string json_quote(const std::string& text);
 
 // Append a record to $KIT_RESULTS (does nothing when it is unset).
 void write_record(const JsonObject& record);
+// Write from now on to the file $KIT_RESULTS names now: a judge that serves many runs (--kit-serve) has a
+// results file for each.
+void reopen_results();
 
 // The name of the test case now running ("" outside a test case); the test
 // runner sets it, and per-case random streams and timing records use it.
