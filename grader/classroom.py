@@ -18,7 +18,11 @@
   serial tests and timing of a batch of students in one exclusive hold.
 - A split lab's judge holds no student code, so its listing of the cases (and
   of the GPU it sees) is taken once per lane and stands for every student's:
-  one program start, one CUDA context fewer a student.
+  one program start, one CUDA context fewer a student. For the same reason the
+  reference build's judge serves every student's test programs and the
+  reference's timing (grader/run/servers.py): a few judge processes a lane,
+  each with one CUDA context, where each program started one; the student's
+  code still runs in a runner started for each program, in the sandbox.
 - The reference is timed once per GPU lane (schedule.time_reference: three runs,
   each case's middle one), under the exclusive lock, and each
   student is scored against the reference of the lane that timed them. Once the
@@ -66,6 +70,7 @@ from grader.proc import cores, run_process
 from grader.run.outcomes import CaseOutcome, RunInfo
 from grader.run.schedule import (Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, scored_measurements,
                                   time_reference)
+from grader.run.servers import JudgeServers
 from grader.score import NOT_TIMED, NOT_TIMED_WORTH_NO_POINTS, Scored, score_lab, unmet_requirements
 
 # Correctness test programs running at once on one GPU: each holds a CUDA context (about 0.5 GB)
@@ -109,6 +114,9 @@ class ClassOptions:
     stop_file: Path | None = None  # a lane stops taking new work once this file exists
     keep_work: bool = False  # keep each student's build and run folders
     profile: bool = False  # profile each timed student's kernels as feedback (grader/profile.py); no points
+    # Start a judge for each test program instead of sharing serving ones (servers.py): what they save is measured
+    # by running a class both ways.
+    judge_per_program: bool = False
 
 
 @dataclass(frozen=True)
@@ -327,6 +335,7 @@ class ClassGrading:
         self.ncu = profile.find_ncu() if options.profile else None
         self.reference_profile: profile.Profiled | None = None  # measured once, by the first student's profile
         self.afresh_said = threading.Event()  # builds that could not reuse the reference's configuration: said once
+        self.servers: JudgeServers | None = None  # the reference judge's serving processes, once it is built
 
     # -- the run ------------------------------------------------------------------------------------------
 
@@ -361,6 +370,8 @@ class ClassGrading:
             self.reference_built.set()
             self.alone.put(None)
             alone.join()
+            if self.servers is not None:
+                self.servers.close()
             self.progress.close()
         if self.fatal is not None:
             raise self.fatal
@@ -392,6 +403,8 @@ class ClassGrading:
         try:
             if self.reference_build is None:
                 self.reference_build = build_reference_tree(self.config, self.workroot / "reference-build")
+            if not self.options.judge_per_program:
+                self.servers = JudgeServers(self._reference_binary(), self.workroot / "judges")
         except GraderError as error:
             self.fatal = error
         except Exception:  # a broken reference stops the class; say why
@@ -408,7 +421,7 @@ class ClassGrading:
         started = time.monotonic()
         cases = timed_cases(self.config)
         evaluation = time_reference(self.config, self._reference_binary(), self.workroot / "reference-run",
-                                    self.lock, cases, scored_measurements(self.config))
+                                    self.lock, cases, scored_measurements(self.config), servers=self.servers)
         failed = [f"{name}: {o.status}: {' '.join(o.messages)[:2000]}" for name, o in evaluation.outcomes.items()
                   if not o.passed]
         if failed:
@@ -456,7 +469,7 @@ class ClassGrading:
                             "build_error")
                 return
             state.run = ProgramRun(self.config, built.binary, state.work / "run", self.lock,
-                                   measure_only=scored_measurements(self.config))
+                                   measure_only=scored_measurements(self.config), servers=self.servers)
             self._count_in_correctness(+1)
             self.correctness_pool.submit(self._guarded, state, self._correctness)
         except _Stop:
@@ -611,7 +624,8 @@ class ClassGrading:
         every student was scored against (summary.py compares the two)."""
         try:
             again = time_reference(self.config, self._reference_binary(), self.workroot / "reference-again",
-                                   self.lock, timed_cases(self.config), scored_measurements(self.config))
+                                   self.lock, timed_cases(self.config), scored_measurements(self.config),
+                                   servers=self.servers)
             last = _timing_run(self.config, again)
         except Exception as error:  # noqa: BLE001 (the class is graded; only the check is lost)
             last = {"at": time.time(), "medians": {}, "failed": [f"grader problem: {error}"]}
@@ -736,6 +750,8 @@ def lane_command(config: LabConfig, submissions: Path, out_dir: Path, options: C
         command.append("--no-sandbox")
     if options.profile:
         command.append("--profile")
+    if options.judge_per_program:
+        command.append("--judge-per-program")
     if shard is not None:
         command += ["--shard", f"{shard[0]}/{shard[1]}"]
     if options.regrade_all:

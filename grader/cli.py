@@ -246,7 +246,8 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
         regrade=frozenset(args.regrade or ()),
         reference_build=Path(args.reference_build) if args.reference_build else None,
         counts_file=Path(args.counts_file) if args.counts_file else None,
-        stop_file=Path(args.stop_file) if args.stop_file else None, keep_work=args.keep, profile=args.profile)
+        stop_file=Path(args.stop_file) if args.stop_file else None, keep_work=args.keep, profile=args.profile,
+        judge_per_program=args.judge_per_program)
     interrupt_on_sigterm()
     workroot = fresh_workroot()
     try:
@@ -631,6 +632,9 @@ def parser() -> argparse.ArgumentParser:
     klass.add_argument("--profile", action="store_true",
                        help="after each student's timing, profile their timed kernels under Nsight Compute (in the "
                             "sandbox, holding the GPU alone) and add the table and hints to their feedback: no points")
+    klass.add_argument("--judge-per-program", action="store_true",
+                       help="start the tests' judge afresh for each test program instead of sharing a few serving "
+                            "ones (slower: for measuring what they save)")
     # Used by a multi-GPU run for its lanes (a grader process per GPU).
     klass.add_argument("--lane", type=_part, help=argparse.SUPPRESS)
     klass.add_argument("--reference-build", help=argparse.SUPPRESS)

@@ -630,6 +630,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpu-jobs", type=int, default=classroom.DEFAULT_GPU_JOBS)
     parser.add_argument("--repeat", type=int, default=1, help="grade the class this many times (all regraded)")
     parser.add_argument("--rival", action="store_true", help="a second grader grades a copy of the class meanwhile")
+    parser.add_argument("--judge-per-program", action="store_true",
+                        help="start a judge for each test program, as grading did before serving judges")
     args = parser.parse_args(argv)
     interrupt_on_sigterm()  # a bench that `timeout` ends reports what was graded, as after Ctrl-C
 
@@ -642,7 +644,8 @@ def main(argv: list[str] | None = None) -> int:
         submissions = out / "class"
         shutil.rmtree(submissions, ignore_errors=True)
         kinds = make_class(config, args.n, submissions)
-    report: dict = {"lab": args.lab, "n": len(kinds), "cores": cores(), "runs": []}
+    report: dict = {"lab": args.lab, "n": len(kinds), "cores": cores(), "runs": [],
+                    "judges": "one per program" if args.judge_per_program else "serving"}
     stop = threading.Event()
     rival = None
     if args.rival:
@@ -654,7 +657,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for run in range(args.repeat):
             graded = out / "graded"
-            options = classroom.ClassOptions(jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=True)
+            options = classroom.ClassOptions(jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=True,
+                                             judge_per_program=args.judge_per_program)
             started = time.monotonic()
             entry: dict = {}
             work = fresh_workroot()

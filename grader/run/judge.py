@@ -24,6 +24,7 @@ from grader import sandbox, sanitizer
 from grader.proc import ProcessResult, run_process, scrubbed_env
 from grader.run.outcomes import CaseOutcome, Listing, read_records, run_info
 from grader.run.runner import runner_command, runner_of, unsplit_command
+from grader.run.servers import JudgeServers
 
 LISTING_TIMEOUT_S = 60
 
@@ -63,16 +64,19 @@ def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = F
 
 def _start(binary: Path, args: list[str], workdir: Path, env: dict[str, str], timeout_s: float,
            limits: sandbox.Limits | None, wrapper: sanitizer.Wrapper | None = None,
-           watch: Callable[[], bool] | None = None) -> ProcessResult:
+           watch: Callable[[], bool] | None = None, servers: JudgeServers | None = None) -> ProcessResult:
     """Run a test program. A split lab's program is the judge, trusted and outside the sandbox; it starts the
     student's code (the runner) as the sandboxed command it is given in KIT_RUNNER_PREFIX and KIT_RUNNER,
-    under compute-sanitizer when `wrapper` says so. A lab in one process runs whole in the sandbox."""
+    under compute-sanitizer when `wrapper` says so; with `servers`, one of their judges serves the run, starting
+    the runner of `binary`. A lab in one process runs whole in the sandbox."""
     runner = runner_of(binary)
     if runner is None:
         return run_process(unsplit_command(binary, args, workdir, limits, wrapper), cwd=workdir, env=env,
                            timeout_s=timeout_s, watch=watch)
     started = runner_command(runner, limits, wrapper)
     env = {**env, "KIT_RUNNER": started[-1], "KIT_RUNNER_PREFIX": "\n".join(started[:-1])}
+    if servers is not None:
+        return servers.run(args, workdir, env, timeout_s, watch)
     return run_process([str(binary), *args], cwd=workdir, env=env, timeout_s=timeout_s, watch=watch)
 
 
@@ -91,15 +95,16 @@ def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None
 def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None,
              limits: sandbox.Limits | None = None, wrapper: sanitizer.Wrapper | None = None,
              beside_others: bool = False, one_work_queue: bool = True,
-             measure_only: frozenset[str] | None = None) -> CaseOutcome:
+             measure_only: frozenset[str] | None = None, servers: JudgeServers | None = None) -> CaseOutcome:
     """One test case in a program of its own (its student code in the sandbox), under compute-sanitizer when
     `wrapper` says so; `beside_others` when it shares the GPU, `one_work_queue` unless the lab's tests rely on
-    streams running at once, `measure_only` the measurements to take (_env)."""
+    streams running at once, `measure_only` the measurements to take (_env); `servers`: one of their judges
+    runs it (_start)."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
     process = _start(binary, [f"--test-case={case}", "--no-colors"], workdir,
                      _env(workdir, results, seed, beside_others, one_work_queue, measure_only), timeout_s, limits,
-                     wrapper)
+                     wrapper, servers=servers)
     outcome = _outcome(case, read_records(results), process)
     return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
 
@@ -140,12 +145,13 @@ class _CaseClock:
 
 def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
               limits: sandbox.Limits | None = None, one_work_queue: bool = True, beside_others: bool = True,
-              measure_only: frozenset[str] | None = None,
-              wrapper: sanitizer.Wrapper | None = None) -> dict[str, CaseOutcome]:
+              measure_only: frozenset[str] | None = None, wrapper: sanitizer.Wrapper | None = None,
+              servers: JudgeServers | None = None) -> dict[str, CaseOutcome]:
     """The settled outcomes of several (name, timeout) test cases run in one process (the config keeps doctest's
     filter syntax out of case names, so a comma-separated list names exactly them), so that they share one
     sandbox start and one CUDA context instead of one each (under load, most of a small case's time). Each case
-    keeps its own time limit (_CaseClock). `beside_others`, `one_work_queue` and `measure_only` as for run_case.
+    keeps its own time limit (_CaseClock). `beside_others`, `one_work_queue`, `measure_only` and `servers` as for
+    run_case.
     Settled are only the cases that passed in a program that then exited on its own, or before it was stopped
     for a case that ran past its limit, and that case itself (timed out). Everything else, a failure, a crash
     and the cases after it, is for the caller to run again alone, so that no case is judged by what another one
@@ -163,7 +169,7 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
     process = _start(binary, ["--test-case=" + ",".join(timeouts), "--no-colors"], workdir,
                      _env(workdir, results, seed, beside_others, one_work_queue, measure_only),
                      sum(timeouts.values()) + LISTING_TIMEOUT_S,
-                     limits, wrapper, watch=clock)
+                     limits, wrapper, watch=clock, servers=servers)
     records = read_records(results)
     settled: dict[str, CaseOutcome] = {}
     if clock.overdue is not None:

@@ -38,6 +38,7 @@ from grader.gpulock import GpuLock
 from grader.run import judge
 from grader.run.outcomes import CaseOutcome, Listing, RunInfo
 from grader.run.runner import runner_of
+from grader.run.servers import JudgeServers
 from grader.score import perf_ratio, scored_value
 
 # The reference's timing runs. Every student's ratio is divided by the reference's time, so one run of it that
@@ -203,6 +204,9 @@ class ProgramRun:
     # Cases run beside other programs whose check found the GPU busy (CaseOutcome.gpu_busy), where their work
     # looks like the runner's: run again with the GPU to itself (run_correctness_alone).
     busy_beside: list[str] = field(default_factory=list)
+    # Judges that serve many runs (servers.py), which class grading shares between its students; None: each
+    # program is a judge started for it.
+    servers: JudgeServers | None = None
 
     def list_cases(self, cases: list[str], known: RunInfo | None = None) -> bool:
         """List the program's cases under the shared lock and note the GPU it sees (NoGpu when it sees none).
@@ -314,7 +318,7 @@ class ProgramRun:
                                       seed_for(self.config), self.config.run_limits, wrapper,
                                       beside_others=held == "shared",
                                       one_work_queue=not self.config.concurrent_streams,
-                                      measure_only=self.measure_only)
+                                      measure_only=self.measure_only, servers=self.servers)
         return self.budget.run(case, start)
 
     def _run_and_book(self, case: str, held: str) -> None:
@@ -338,7 +342,7 @@ class ProgramRun:
                                       seed_for(self.config), self.config.run_limits,
                                       one_work_queue=not self.config.concurrent_streams,
                                       beside_others=held == "shared", measure_only=self.measure_only,
-                                      wrapper=wrapper)
+                                      wrapper=wrapper, servers=self.servers)
         share = (time.monotonic() - started) / len(cases)
         for name, outcome in settled.items():
             self.outcomes[name] = outcome if outcome.passed else self.budget.run(name, lambda o=outcome: o)
@@ -367,13 +371,15 @@ def scored_measurements(config: LabConfig) -> frozenset[str]:
 
 
 def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | None = None,
-             lock: GpuLock | None = None, measure_only: frozenset[str] | None = None) -> Evaluation:
+             lock: GpuLock | None = None, measure_only: frozenset[str] | None = None,
+             servers: JudgeServers | None = None) -> Evaluation:
     """Run a built test program's test cases (all the config names, unless `cases` says which), under the GPU
     lock when one is given: those that may share the GPU first, then those that need it alone, in one
-    exclusive hold. `measure_only`: the measurements its timing cases take (ProgramRun)."""
+    exclusive hold. `measure_only`: the measurements its timing cases take; `servers`: the judges that run
+    them (ProgramRun)."""
     started = time.monotonic()
     wanted = list(cases) if cases is not None else list(config.all_case_names)
-    program = ProgramRun(config, binary, workdir, lock, measure_only=measure_only)
+    program = ProgramRun(config, binary, workdir, lock, measure_only=measure_only, servers=servers)
     if program.list_cases(wanted):
         order = plan(config, wanted)
         program.run_beside(order.beside)
@@ -388,14 +394,14 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
 
 def time_reference(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock | None = None,
                    cases: list[str] | None = None, measure_only: frozenset[str] | None = None,
-                   times: int = REFERENCE_TIMES) -> Evaluation:
-    """The reference's timing cases (all, unless `cases` says which), run as a submission's are, `times` times
-    over; each case keeps its middle run (middle_runs). A run that fails a case ends it there: it is returned as
-    it is, for the caller to report."""
+                   times: int = REFERENCE_TIMES, servers: JudgeServers | None = None) -> Evaluation:
+    """The reference's timing cases (all, unless `cases` says which), run as a submission's are (through
+    `servers` where theirs are), `times` times over; each case keeps its middle run (middle_runs). A run that
+    fails a case ends it there: it is returned as it is, for the caller to report."""
     wanted = list(cases if cases is not None else config.timing_cases)
     runs: list[Evaluation] = []
     for _ in range(times):
-        runs.append(evaluate(config, binary, workdir, wanted, lock, measure_only))
+        runs.append(evaluate(config, binary, workdir, wanted, lock, measure_only, servers))
         if not all(outcome.passed for outcome in runs[-1].outcomes.values()):
             return runs[-1]
     return middle_runs(config, runs)

@@ -9,6 +9,7 @@ import io
 import json
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -314,6 +315,10 @@ def test_lane_command_names_its_share_and_the_shared_reference(lab, tmp_path: Pa
     text = " ".join(command)
     assert "--lane 0/2" in text and "--shard 1/4" in text and f"--reference-build {tmp_path / 'ref'}" in text
     assert "--regrade bob" in text and f"--stop-file {tmp_path / 'state' / 'stop'}" in text
+    assert "--judge-per-program" not in command
+    measuring = replace(options, judge_per_program=True)
+    assert "--judge-per-program" in classroom.lane_command(config, tmp_path / "in", tmp_path / "out", measuring,
+                                                           (1, 4), (0, 2), tmp_path / "state")
 
 
 def test_ctrl_c_stops_the_run_and_writes_the_gradebook_of_what_is_done(lab, tmp_path: Path, monkeypatch):
@@ -421,6 +426,18 @@ def test_a_split_labs_judge_is_listed_once_not_for_every_student(lab, tmp_path: 
     for k in range(8):
         assert results(tmp_path / "out", f"s{k}")["score"] == MAX
         assert "Graded on Fake GPU" in results(tmp_path / "out", f"s{k}")["output"]
+    # Nor does it start for each program: two judges serve every student's, one the programs beside others, one
+    # those alone.
+    programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
+    students = [p for p in programs if p["who"] != "reference"]
+    assert len(students) >= 16 and {p["who"] for p in students} == {f"s{k}" for k in range(8)}
+    judges = {p["served_by"] for p in students}
+    assert len(judges) == 2 and None not in judges
+    per_program = tmp_path / "per-program"
+    grade_it(config, tmp_path / "in", per_program, tmp_path, gpu_jobs=1, judge_per_program=True)
+    programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()][len(programs):]
+    assert {p["served_by"] for p in programs if p["who"] != "reference"} == {None}
+    assert all(results(per_program, f"s{k}")["score"] == MAX for k in range(8))
 
 
 def test_a_program_that_holds_student_code_is_listed_for_each_student(lab, tmp_path: Path):
