@@ -43,7 +43,10 @@
   student's grading becomes a "grader problem" result for that student.
 - With several GPUs, each GPU is a lane: a grader process of its own, started
   with CUDA_VISIBLE_DEVICES naming that GPU, grading its share of the students
-  against a reference build made once here (see grade_on_lanes).
+  against a reference build made once here (see grade_on_lanes). The lanes
+  share the roster as they go: each claims the next student whenever it has
+  room for one more in flight (LANE_ROOM), so a lane held up by a submission
+  that hangs takes fewer students instead of finishing last.
 """
 from __future__ import annotations
 
@@ -88,6 +91,12 @@ LANE_POLL_S = 1.0
 NO_GPU_EXIT = 3
 
 
+def lane_room(jobs: int, gpu_jobs: int) -> int:
+    """The students a lane that shares the roster keeps in flight: enough to keep its builds, its correctness
+    programs and an exclusive batch busy, few enough that the last students go to whichever lane is free first."""
+    return jobs + gpu_jobs + ALONE_BATCH
+
+
 def default_jobs(gpu_jobs: int = DEFAULT_GPU_JOBS, lanes: int = 1) -> int:
     """Builds at once: the cores left after the test programs, and one core per lane kept free for timing,
     so that a build never competes with what is being timed."""
@@ -117,6 +126,9 @@ class ClassOptions:
     # Start a judge for each test program instead of sharing serving ones (servers.py): what they save is measured
     # by running a class both ways.
     judge_per_program: bool = False
+    # A lane of a multi-GPU run: where the lanes claim their students (one empty file each), so that they share the
+    # roster as they have room instead of taking every n-th student. None: grade every student given.
+    claims_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -336,6 +348,7 @@ class ClassGrading:
         self.reference_profile: profile.Profiled | None = None  # measured once, by the first student's profile
         self.afresh_said = threading.Event()  # builds that could not reuse the reference's configuration: said once
         self.servers: JudgeServers | None = None  # the reference judge's serving processes, once it is built
+        self.room: threading.Semaphore | None = None  # with claims_dir: room for more students in flight
 
     # -- the run ------------------------------------------------------------------------------------------
 
@@ -343,6 +356,8 @@ class ClassGrading:
         """Grade every student; returns False when interrupted. Raises NoGpu / GraderError at the end
         when the run could not finish for want of a GPU or because the reference is broken."""
         jobs = self.options.jobs or default_jobs(self.options.gpu_jobs)
+        if self.options.claims_dir is not None:
+            self.room = threading.Semaphore(lane_room(jobs, self.options.gpu_jobs))
         builders = ThreadPoolExecutor(jobs, thread_name_prefix="build")
         self.correctness_pool = ThreadPoolExecutor(self.options.gpu_jobs, thread_name_prefix="run")
         alone = threading.Thread(target=self._alone_worker, name="alone", daemon=True)
@@ -351,6 +366,8 @@ class ClassGrading:
             futures = []
             alone.start()
             for student in self.students:  # intake is quick: refusals and kept results show at once
+                if not self._claimed(student):
+                    continue
                 if (state := self._intake(student)) is not None:
                     if not self.reference_wanted:  # the first student to build: the reference builds ahead of them
                         self.reference_wanted = True
@@ -378,6 +395,29 @@ class ClassGrading:
         if self.no_gpu:
             raise NoGpu(self.no_gpu)
         return not (interrupted or self.stopping.is_set())
+
+    def _claimed(self, student: Student) -> bool:
+        """Whether this lane grades `student`: always, unless the lanes share the roster (claims_dir). Then once
+        this lane has room for another student in flight, and only if no other lane claimed them first."""
+        if self.room is None:
+            return True
+        while not self.room.acquire(timeout=LANE_POLL_S):
+            if self._stop_requested():
+                return False
+        if self._stop_requested():
+            self.room.release()
+            return False
+        try:
+            os.close(os.open(self.options.claims_dir / student.name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            self.room.release()
+            return False
+        return True
+
+    def _settled(self) -> None:
+        """A student's result is written or kept: room for the next one (claims_dir)."""
+        if self.room is not None:
+            self.room.release()
 
     def _stop_requested(self, gpu_needed: bool = True) -> bool:
         """Whether to stop: interrupted, the reference is broken, or (for what runs on the GPU) there is none.
@@ -484,6 +524,7 @@ class ClassGrading:
         if _kept_fingerprint(self.out_dir, name) != state.fingerprint:
             return False
         self.progress.kept(name)
+        self._settled()
         return True
 
     def _refuse(self, state: _Student, why: str, files: dict[str, bytes]) -> None:
@@ -700,6 +741,7 @@ class ClassGrading:
         report.write_text(folder / "report.txt", graded.table + "\n")
         self.progress.finished(state.student.name, graded.results["score"], self.config.autograded_points, notes,
                                self.config.extra_credit_points)
+        self._settled()
         if not self.options.keep_work:
             shutil.rmtree(state.work, ignore_errors=True)
 
@@ -717,7 +759,7 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
     then gradebook.csv and the summary. With several GPUs and no `lane`, each GPU grades a share in a
     process of its own (grade_on_lanes); `lane` (k, n) is the share of one such process."""
     students = roster(submissions, shard)
-    if lane is not None:
+    if lane is not None and options.claims_dir is None:
         students = students[lane[0]::lane[1]]
     if not students:  # an empty share (of a small class, or an empty folder) has nothing to build, run or time
         return ClassResult([], class_outputs(config, out_dir, []) if lane is None else "")
@@ -752,6 +794,8 @@ def lane_command(config: LabConfig, submissions: Path, out_dir: Path, options: C
         command.append("--profile")
     if options.judge_per_program:
         command.append("--judge-per-program")
+    if options.claims_dir is not None:
+        command += ["--claims-dir", str(options.claims_dir)]
     if shard is not None:
         command += ["--shard", f"{shard[0]}/{shard[1]}"]
     if options.regrade_all:
@@ -764,18 +808,19 @@ def lane_command(config: LabConfig, submissions: Path, out_dir: Path, options: C
 def grade_on_lanes(config: LabConfig, submissions: Path, out_dir: Path, workroot: Path, options: ClassOptions,
                    shard: tuple[int, int] | None, gpus: list[Gpu], stream: TextIO = sys.stdout) -> ClassResult:
     """One lane per GPU: the reference is built here once, then one grader process per GPU (its
-    CUDA_VISIBLE_DEVICES naming that GPU) grades every n-th student, timing against its own reference
-    timing; this process shows their progress and writes the class's outputs."""
+    CUDA_VISIBLE_DEVICES naming that GPU) grades the students it claims as it has room (ClassOptions.claims_dir),
+    timing against its own reference timing; this process shows their progress and writes the class's outputs."""
     students = [s.name for s in roster(submissions, shard)]
     count = len(gpus)
     started = time.monotonic()
     reference_build = build_reference_tree(config, workroot.resolve() / "reference-build")
     builds = options.jobs or default_jobs(options.gpu_jobs, count)
-    lane_options = replace(options, jobs=max(1, builds // count), reference_build=reference_build)
     reference_built = time.monotonic()
     state_dir = out_dir / ".lanes"
     shutil.rmtree(state_dir, ignore_errors=True)
-    state_dir.mkdir(parents=True)
+    (state_dir / "claims").mkdir(parents=True)
+    lane_options = replace(options, jobs=max(1, builds // count), reference_build=reference_build,
+                           claims_dir=state_dir / "claims")
     results: dict[int, object] = {}
 
     def run_lane(k: int) -> None:

@@ -247,7 +247,7 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
         reference_build=Path(args.reference_build) if args.reference_build else None,
         counts_file=Path(args.counts_file) if args.counts_file else None,
         stop_file=Path(args.stop_file) if args.stop_file else None, keep_work=args.keep, profile=args.profile,
-        judge_per_program=args.judge_per_program)
+        judge_per_program=args.judge_per_program, claims_dir=Path(args.claims_dir) if args.claims_dir else None)
     interrupt_on_sigterm()
     workroot = fresh_workroot()
     try:
@@ -640,6 +640,7 @@ def parser() -> argparse.ArgumentParser:
     klass.add_argument("--reference-build", help=argparse.SUPPRESS)
     klass.add_argument("--counts-file", help=argparse.SUPPRESS)
     klass.add_argument("--stop-file", help=argparse.SUPPRESS)
+    klass.add_argument("--claims-dir", help=argparse.SUPPRESS)
     klass.set_defaults(run=cmd_grade_class)
 
     checking = commands.add_parser(

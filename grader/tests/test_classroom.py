@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import io
 import json
+import threading
 import time
 import zipfile
 from dataclasses import replace
@@ -315,7 +316,10 @@ def test_lane_command_names_its_share_and_the_shared_reference(lab, tmp_path: Pa
     text = " ".join(command)
     assert "--lane 0/2" in text and "--shard 1/4" in text and f"--reference-build {tmp_path / 'ref'}" in text
     assert "--regrade bob" in text and f"--stop-file {tmp_path / 'state' / 'stop'}" in text
-    assert "--judge-per-program" not in command
+    assert "--judge-per-program" not in command and "--claims-dir" not in command
+    sharing = replace(options, claims_dir=tmp_path / "claims")
+    assert f"--claims-dir {tmp_path / 'claims'}" in " ".join(
+        classroom.lane_command(config, tmp_path / "in", tmp_path / "out", sharing, None, (0, 2), tmp_path / "state"))
     measuring = replace(options, judge_per_program=True)
     assert "--judge-per-program" in classroom.lane_command(config, tmp_path / "in", tmp_path / "out", measuring,
                                                            (1, 4), (0, 2), tmp_path / "state")
@@ -370,6 +374,39 @@ def test_a_student_whose_tests_ran_as_the_run_stopped_is_left_for_the_next_run(l
     graded = grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, stop_file=stop)
     assert graded.stopped
     assert not (tmp_path / "out" / "alice" / "results.json").exists()
+
+
+def test_lanes_sharing_the_roster_grade_each_student_once_and_a_held_up_lane_takes_fewer(lab, tmp_path: Path,
+                                                                                        monkeypatch):
+    config, fakes, log = lab
+    monkeypatch.setattr(classroom, "ALONE_BATCH", 1)  # room for three students in flight a lane
+    submit(tmp_path / "in", "s00", toy('{"hang": ["toy: hangs when broken"]}'))  # holds its lane 4 s
+    for k in range(1, 20):
+        submit(tmp_path / "in", f"s{k:02d}", toy("{}"))
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    students = classroom.roster(tmp_path / "in")
+    lanes = [classroom.ClassGrading(config, students, tmp_path / "out", tmp_path / f"work-{k}",
+                                    classroom.ClassOptions(jobs=1, gpu_jobs=1, claims_dir=claims),
+                                    Gpu(key=f"gpu-{k}", visible=str(k), name=f"GPU {k}"), open("/dev/null", "w"))
+             for k in range(2)]
+    threads = [threading.Thread(target=lane.run) for lane in lanes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(p.name for p in claims.iterdir()) == [s.name for s in students]
+    by_lane: dict[str, list[str]] = {}
+    for student in students:
+        by_lane.setdefault(results(tmp_path / "out", student.name)["extra_data"]["lane"]["gpu"], []).append(student.name)
+    programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
+    for k in range(1, 20):  # graded once: one correctness program for both its cases, by one lane
+        assert [p["cases"] for p in programs if p["who"] == f"s{k:02d}"].count(["toy: adds", "toy: hangs when broken"]) == 1
+    held_up = next(lane for lane, names in by_lane.items() if "s00" in names)
+    other = next(lane for lane in by_lane if lane != held_up)
+    # Sharing as they have room, not half each: held up 4 s with its one correctness slot taken, the lane claims
+    # little while the other grades on.
+    assert len(by_lane[held_up]) + 4 <= len(by_lane[other]), by_lane
 
 
 def test_a_lane_stops_taking_work_when_its_stop_file_appears(lab, tmp_path: Path):
