@@ -180,12 +180,15 @@ int run_tests(int argc, char** argv) {
                 "the tests on a machine with an NVIDIA GPU and its driver to test your code.\n",
                 plain.empty() ? device.why_not.c_str() : plain.c_str(), ran, ran == 1 ? "" : "s");
   }
-  std::cout.flush();
-  std::fflush(stdout);
   // The runner's exit code, when it ended badly, is the program's: compute-sanitizer reports its
   // findings through it (the grader reads it as the sanitizer's own), and a runner that died
   // fails the program even where every test passed.
   const int runner_code = remote::finish();
+  // All of it written now, what finish() said too: a judge that serves many runs sends the next run's output
+  // elsewhere, and what was left in a buffer would land there.
+  std::cout.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
   return runner_code != 0 ? runner_code : result;
 }
 
@@ -276,7 +279,6 @@ int serve_runs(const char* program) {
     for (std::string& arg : run.args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     const int code = run_tests(static_cast<int>(argv.size()) - 1, argv.data());
-    std::fflush(stderr);
     const bool usable = context_usable();
     output_to("/dev/null");
     dprintf(replies, "done %d %s\n", code, usable ? "ok" : "retire");
