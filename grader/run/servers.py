@@ -59,8 +59,11 @@ class _Judge:
     """One judge process serving runs, one at a time."""
 
     def __init__(self, program: Path, env: dict[str, str], home: Path):
-        self.process = subprocess.Popen([str(program), "--kit-serve"], cwd=home, env=env, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        # What it says before it serves (a library the loader cannot find, say): between runs it says nothing.
+        with tempfile.NamedTemporaryFile(dir=home, prefix="judge-", suffix=".log", delete=False) as log:
+            self.log = Path(log.name)
+            self.process = subprocess.Popen([str(program), "--kit-serve"], cwd=home, env=env, stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=log, start_new_session=True)
         self.started = False  # its "ready" has come
         self.runs = 0
         self.usable = True  # may serve another run
@@ -118,7 +121,8 @@ class _Judge:
             self.usable = words[2] == "ok"
             return ProcessResult(returncode=int(words[1]), timed_out=False, output=_tail(output), seconds=seconds)
         self.usable = False  # it exited (a crash, a signal) or said something else
-        return ProcessResult(returncode=self._exit_code(), timed_out=False, output=_tail(output), seconds=seconds)
+        said = _tail(output) or _tail(self.log)  # a judge that never served says why in its log
+        return ProcessResult(returncode=self._exit_code(), timed_out=False, output=said, seconds=seconds)
 
     def _exit_code(self) -> int | None:
         self.kill()
@@ -133,6 +137,7 @@ class _Judge:
             pass
         self.process.wait()
         self._close_pipes()
+        self.log.unlink(missing_ok=True)
 
     def close(self) -> None:
         """Tells an idle judge to exit (its input ends), and kills it if it does not."""

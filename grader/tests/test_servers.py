@@ -154,6 +154,17 @@ def test_a_judge_retires_when_it_says_so_and_after_its_share_of_runs(tmp_path: P
     assert poisoned.status == "passed"  # the run itself stands; only the judge is not used again
 
 
+def test_a_judge_that_cannot_start_says_why(tmp_path: Path):
+    program = tmp_path / "broken-judge"
+    program.write_text("#!/bin/sh\necho 'error while loading shared libraries: libcudart.so.13' >&2\nexit 127\n")
+    program.chmod(0o755)
+    with JudgeServers(program, tmp_path / "judges") as servers:
+        outcome = run_case(student_build(tmp_path), "passes", 10, tmp_path, seed=1, servers=servers)
+    assert outcome.status == "not_found" and "code 127" in outcome.messages[0]
+    assert "libcudart.so.13" in outcome.output_tail
+    assert not list((tmp_path / "judges").glob("judge-*.log")), "a judge's log goes with it"
+
+
 def test_closing_ends_every_judge(tmp_path: Path):
     binary = student_build(tmp_path)
     servers = JudgeServers(serving_judge(tmp_path), tmp_path / "judges")
