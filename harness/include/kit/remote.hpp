@@ -225,9 +225,9 @@ long long calls_made();
 // stopped and resumed as the runner is: the socket, and the GPU switching from one process's
 // work to the other's and back (about 0.2 ms each way on an H100). The judge subtracts it
 // from each timed call of the student's; a student's code cannot change it, since the twin
-// runs none. `before_each_call` is what the judge does before each timed call of the student's
-// (poison, cache flush, the quiet check): done before each of the twin's calls too, the GPU
-// switches to the twin from the same state as it does to the runner. The twin lives until the
+// runs none. `before_each_call` is what the judge does on the GPU before each timed call of the
+// student's (poison of device outputs, cache flush, the quiet check): done before each of the twin's
+// calls too, the GPU switches to the twin from the same state as it does to the runner. The twin lives until the
 // end of the test case.
 double path_overhead_s(const std::function<void()>& before_each_call, int calls_per_request);
 
