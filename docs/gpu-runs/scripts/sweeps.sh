@@ -2,7 +2,9 @@
 # single-pass scans against CUB at 2^28, vector add against the copy at 2^26 and 2^28, N-body's tiled kernel
 # against the SMs' issue rate at the clock they keep, PCIe both ways at once against one way (lab 08's floor).
 # Each is built with the harness's error checks into BIN (default /tmp/kit-probes), then run, writing
-# $OUT/<probe>.txt. BUILD_ONLY=1 builds them and stops (the CPU test that keeps them buildable). PROBES picks some:
+# $OUT/<probe>.txt. And issue 23's host probe (host_probe.cu): a program's start, IPC mappings and allocations on one
+# GPU, quiet and while six shells start programs on another GPU (on the same one where the host has one GPU).
+# BUILD_ONLY=1 builds them and stops (the CPU test that keeps them buildable). PROBES picks some:
 #   bash docs/gpu-runs/scripts/sweeps.sh
 #   PROBES="gemm_sweep pcie_probe" bash docs/gpu-runs/scripts/sweeps.sh
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +19,7 @@ for arch in "${archs[@]}"; do targets+=("--generate-code=arch=compute_$arch,code
 # kernel the probe's way beside the grader's figure for it.
 gemm_linked=${GEMM_LINKED:-solutions/04-tiled-matmul/tiled_matmul.cu}
 gemm_sweep_extra=(-I"$root/labs/04-tiled-matmul" "$root/$gemm_linked" -DGEMM_LINKED="\"$gemm_linked\"")
-probes=${PROBES:-gemm_sweep scan_sweep vector_add_probe nbody_probe pcie_probe}
+probes=${PROBES:-gemm_sweep scan_sweep vector_add_probe nbody_probe pcie_probe host_probe}
 wanted() { [[ " $probes " == *" $1 "* ]]; }
 for probe in $probes; do
   extra=()
@@ -35,4 +37,6 @@ wanted vector_add_probe && { "$BIN/vector_add_probe" 26; "$BIN/vector_add_probe"
 # the SMs a block short, and the gap between the two says what that costs.
 wanted nbody_probe && { "$BIN/nbody_probe" 262144; "$BIN/nbody_probe" 270336; } | tee "$OUT/nbody_probe.txt"
 wanted pcie_probe && "$BIN/pcie_probe" 1024 | tee "$OUT/pcie_probe.txt"
+gpus=$(nvidia-smi -L | wc -l)
+wanted host_probe && "$BIN/host_probe" $(( gpus > 1 ? 1 : 0 )) 0 6 | tee "$OUT/host_probe.txt"
 echo "done at $(elapsed)s"
