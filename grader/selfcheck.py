@@ -23,6 +23,7 @@ from grader.gpulock import GpuLock
 from grader.grade import finish
 from grader.run import judge
 from grader.run.schedule import evaluate, time_reference
+from grader.run.servers import JudgeServers
 from grader.record import RESULTS_NAME
 from grader.run.outcomes import CaseOutcome
 from grader.score import Scored, autograded, perf_fraction, perf_ratio, score_lab, thresholds
@@ -108,14 +109,22 @@ def performance_kept(config: LabConfig, wrong: WrongSpec, outcomes: dict[str, Ca
 def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
               lock: GpuLock | None = None) -> tuple[list[str], str]:
     """(problems, report text); no problems means the lab's grading is sound. With `lock`, what is timed
-    holds the GPU lock, as in grading."""
+    holds the GPU lock, as in grading. Every build runs as class grading runs a student's: its programs served by
+    the reference's judges (grader/run/servers.py), so that the self-check proves that way of grading too."""
+    reference = build.binary_path(build_dir, config.name, "reference")
+    with JudgeServers(reference, workroot / "judges") as servers:
+        return _check_lab(config, build_dir, workroot, lock, servers)
+
+
+def _check_lab(config: LabConfig, build_dir: Path, workroot: Path, lock: GpuLock | None,
+               servers: JudgeServers) -> tuple[list[str], str]:
     reference = build.binary_path(build_dir, config.name, "reference")
     skeleton = build.binary_path(build_dir, config.name, "student")
     problems = case_problems(config, reference, workroot / "list", with_hidden=True)
     text = []
 
-    first = evaluate(config, reference, workroot / "reference", lock=lock)
-    second = time_reference(config, reference, workroot / "reference-again", lock)
+    first = evaluate(config, reference, workroot / "reference", lock=lock, servers=servers)
+    second = time_reference(config, reference, workroot / "reference-again", lock, servers=servers)
     items = score_lab(config, first.outcomes, second.outcomes)
     graded = finish(config, items, "The reference, graded against a second timing of itself.", time.monotonic(), first,
                     second)
@@ -124,7 +133,8 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
     costs = [f"reference {first.cost()}", f"its second timing {second.cost()}"]
     problems += timings_disagree(config, first.outcomes, second.outcomes) + reference_losses(items)
 
-    skeleton_run = evaluate(config, skeleton, workroot / "skeleton", [t.name for t in config.tests], lock)
+    skeleton_run = evaluate(config, skeleton, workroot / "skeleton", [t.name for t in config.tests], lock,
+                            servers=servers)
     skeleton_items = score_lab(config, skeleton_run.outcomes, None)
     text.append(report.table(f"{config.name}: untouched skeleton", skeleton_items))
     costs.append(f"skeleton {skeleton_run.cost()}")
@@ -138,7 +148,7 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
         binary = build.binary_path(build_dir, config.name, f"right-{right.name}")
         # A timed alternative runs every case, timing included, and is scored against the reference's first timing.
         cases = list(config.all_case_names) if right.timed else [t.name for t in config.tests]
-        outcome = evaluate(config, binary, workroot / f"right-{right.name}", cases, lock)
+        outcome = evaluate(config, binary, workroot / f"right-{right.name}", cases, lock, servers=servers)
         costs.append(f"right-{right.name} {outcome.cost()}")
         failed = {name: o for name, o in outcome.outcomes.items() if not o.passed}
         text.append(f"{config.name}: correct alternative: {right.name} ({right.why}): "
@@ -159,7 +169,7 @@ def check_lab(config: LabConfig, build_dir: Path, workroot: Path,
         # variant's other results prove nothing.
         timed = list(dict.fromkeys(spec.case for spec in _losing(config, wrong)))
         cases = list(dict.fromkeys(list(wrong.must_fail) + timed))
-        outcome = evaluate(config, binary, workroot / f"wrong-{wrong.name}", cases, lock)
+        outcome = evaluate(config, binary, workroot / f"wrong-{wrong.name}", cases, lock, servers=servers)
         costs.append(f"wrong-{wrong.name} {outcome.cost()}")
         caught = [f"  {name}: {outcome.outcomes[name].status}" for name in wrong.must_fail]
         found, lines = performance_kept(config, wrong, outcome.outcomes, first.outcomes)
