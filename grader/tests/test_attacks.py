@@ -410,6 +410,58 @@ def test_in_process_attacks_gain_nothing(lab01, tmp_path: Path):
         assert perf <= _performance(honest.results) + allowance, (attack, scores)
 
 
+# Class grading's judges serve one student's programs after another's (grader/run/servers.py). A student who knows
+# that leaves a process of their own behind, in a session of its own, writing where the runner's output went, for
+# the next students the judge serves to read as theirs, or to be blamed on them.
+LEAVES_A_PROCESS = FIND_SYMBOL + """
+using Fork = int (*)();
+using Call = int (*)();
+using Write = long (*)(int, const void*, unsigned long);
+using Sleep = int (*)(unsigned);
+using Exit = void (*)(int);
+void launch_vector_add(const float* a, const float* b, float* c, int n) {
+  static bool left = false;
+  if (!left && reinterpret_cast<Fork>(libc_symbol("fork"))() == 0) {
+    reinterpret_cast<Call>(libc_symbol("setsid"))();
+    const char text[] = "ATTACK-LEFTOVER\\n";
+    for (int i = 0; i < 6000; ++i) {
+      reinterpret_cast<Write>(libc_symbol("write"))(1, text, sizeof(text) - 1);
+      reinterpret_cast<Write>(libc_symbol("write"))(2, text, sizeof(text) - 1);
+      reinterpret_cast<Sleep>(libc_symbol("usleep"))(10000);
+    }
+    reinterpret_cast<Exit>(libc_symbol("_exit"))(0);
+  }
+  left = true;
+  slow_launch(a, b, c, n);
+}
+"""
+
+
+@needs_cuda_toolchain()
+def test_what_a_student_leaves_behind_never_reaches_the_next_student_a_judge_serves(lab01, tmp_path: Path,
+                                                                                   monkeypatch):
+    from grader import classroom
+    try:
+        gpus = classroom.list_gpus()
+    except NoGpu as error:
+        pytest.skip(f"class grading needs a GPU ({error})")
+    monkeypatch.setattr(classroom, "list_gpus", lambda: gpus[:1])  # one lane: one judge serves both, in order
+    submissions = tmp_path / "class"
+    for name, source in {"a-leaves-a-process": HEADER + SLOW_KERNEL + LEAVES_A_PROCESS, "b-honest": HONEST}.items():
+        (submissions / name).mkdir(parents=True)
+        (submissions / name / lab01.student_files[0]).write_text(source)
+    out = tmp_path / "graded"
+    classroom.grade_class(lab01, submissions, out, tmp_path / "work", classroom.ClassOptions(jobs=1, gpu_jobs=1),
+                          stream=open("/dev/null", "w"))
+    honest = json.loads((out / "b-honest" / "results.json").read_text())
+    assert "ATTACK-LEFTOVER" not in json.dumps(honest), honest
+    assert _correctness_lost(lab01, honest) == 0, honest
+    left = [pid for pid in Path("/proc").glob("[0-9]*")
+            if "a-leaves-a-process" in (pid / "cmdline").read_bytes().decode(errors="replace")
+            if (pid / "cmdline").exists()]
+    assert not left, f"processes of the first student outlived its grading: {left}"
+
+
 @needs_cuda_toolchain()
 def test_cublas_looked_up_by_name_is_not_there_where_lab_04_forbids_it(tmp_path: Path):
     """Lab 04's tests load cuBLAS; the student's runner must not find it, however it asks."""
