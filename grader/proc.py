@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 OUTPUT_TAIL_BYTES = 16_000
 # Variables a CUDA program needs from the grader's environment; nothing else passes.
@@ -106,14 +107,19 @@ def run_process(command: list[str], cwd: Path, env: dict[str, str], timeout_s: f
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            _kill_group(child.pid)
+            kill_group(child.pid)
             child.wait()
         seconds = time.monotonic() - start
-        log.seek(0, os.SEEK_END)
-        log.seek(max(0, log.tell() - OUTPUT_TAIL_BYTES))
-        output = log.read().decode("utf-8", errors="replace")
+        output = read_tail(log)
     return ProcessResult(returncode=None if timed_out else child.returncode, timed_out=timed_out,
                          output=output, seconds=seconds)
+
+
+def read_tail(log: BinaryIO) -> str:
+    """The last OUTPUT_TAIL_BYTES of a program's output file, as text."""
+    log.seek(0, os.SEEK_END)
+    log.seek(max(0, log.tell() - OUTPUT_TAIL_BYTES))
+    return log.read().decode("utf-8", errors="replace")
 
 
 def _wait(child: subprocess.Popen, deadline: float, watch: Callable[[], bool] | None) -> None:
@@ -130,7 +136,7 @@ def _wait(child: subprocess.Popen, deadline: float, watch: Callable[[], bool] | 
                 raise
 
 
-def _kill_group(pid: int) -> None:
+def kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import subprocess
 import tempfile
 import threading
@@ -28,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from grader.proc import OUTPUT_TAIL_BYTES, WATCH_INTERVAL_S, ProcessResult
+from grader.proc import WATCH_INTERVAL_S, ProcessResult, kill_group, read_tail
 
 # What differs from one run to the next; the rest of a run's environment picks its judge.
 PER_RUN = frozenset({"KIT_RESULTS", "KIT_RUNNER", "KIT_RUNNER_PREFIX", "HOME", "TMPDIR"})
@@ -48,9 +47,7 @@ def _fields(args: list[str], workdir: Path, env: dict[str, str], output: Path) -
 def _tail(path: Path) -> str:
     try:
         with path.open("rb") as file:
-            file.seek(0, os.SEEK_END)
-            file.seek(max(0, file.tell() - OUTPUT_TAIL_BYTES))
-            return file.read().decode("utf-8", errors="replace")
+            return read_tail(file)
     except OSError:
         return ""
 
@@ -131,10 +128,7 @@ class _Judge:
     def kill(self) -> None:
         """Ends the judge and everything it started (its runner's sandbox dies with its parent)."""
         self.usable = False
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(self.process.pid)
         self.process.wait()
         self._close_pipes()
         self.log.unlink(missing_ok=True)
