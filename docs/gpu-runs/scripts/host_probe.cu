@@ -7,7 +7,9 @@
 // another process exported (a runner mapping the judge's buffers); cudaMalloc and cudaFree of 64 MiB (the judge's
 // inputs). First with the host quiet, then while <churning shells> start programs on the churned GPU one after
 // another (each makes a context, allocates 256 MiB and exits, as a class's programs do). Prints the median and the
-// slowest tenth of each, quiet and churned: what grows under churn is what two lanes of a class share.
+// slowest tenth of each, quiet and churned: what grows under churn is what two lanes of a class share. Each
+// process sees only the GPU it works on (CUDA_VISIBLE_DEVICES, numbered as nvidia-smi numbers them), as every
+// process of a class's lane does.
 #include <cuda_runtime.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -45,15 +47,20 @@ Spread spread_of(std::vector<double> ms) {
   return {ms[ms.size() / 2], ms[ms.size() * 9 / 10]};
 }
 
-// `self` run as `args`, waited for; its exit status.
-int run_self(const char* self, const std::vector<std::string>& args) {
+// From here on this process's CUDA sees GPU `gpu` of the host (nvidia-smi's number) alone, as device 0.
+void see_only(int gpu) {
+  setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+  setenv("CUDA_VISIBLE_DEVICES", std::to_string(gpu).c_str(), 1);
+}
+
+// `self` run as `mode` on GPU `gpu` alone, waited for; its exit status.
+int run_self(const char* self, const char* mode, int gpu) {
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error("fork failed");
   if (child == 0) {
-    std::vector<char*> argv{const_cast<char*>(self)};
-    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    execv(self, argv.data());
+    see_only(gpu);
+    char* argv[] = {const_cast<char*>(self), const_cast<char*>(mode), nullptr};
+    execv(self, argv);
     _exit(127);
   }
   int status = 0;
@@ -61,9 +68,8 @@ int run_self(const char* self, const std::vector<std::string>& args) {
   return status;
 }
 
-// A program of a class, as the churn runs it: a context on `gpu`, 256 MiB, exit.
-int one_program(int gpu) {
-  CUDA_CHECK(cudaSetDevice(gpu));
+// A program of a class, as the churn runs it: a context on the one GPU it sees, 256 MiB, exit.
+int one_program() {
   void* memory = nullptr;
   CUDA_CHECK(cudaMalloc(&memory, kChurnBytes));
   CUDA_CHECK(cudaMemset(memory, 0, kChurnBytes));
@@ -74,12 +80,12 @@ int one_program(int gpu) {
 
 // A shell that starts programs on `gpu` one after another until killed.
 [[noreturn]] void churn(const char* self, int gpu) {
-  for (;;) run_self(self, {"--program", std::to_string(gpu)});
+  for (;;) run_self(self, "--program", gpu);
 }
 
 // Allocates a buffer on `gpu`, writes its IPC handle to `fd`, and waits to be killed (the judge's side).
 [[noreturn]] void export_buffer(int gpu, int fd) {
-  CUDA_CHECK(cudaSetDevice(gpu));
+  see_only(gpu);
   void* memory = nullptr;
   CUDA_CHECK(cudaMalloc(&memory, kBufferBytes));
   cudaIpcMemHandle_t handle;
@@ -97,7 +103,7 @@ Figures measure(const char* self, int gpu, const cudaIpcMemHandle_t& handle) {
   std::vector<double> runs, opens, closes, mallocs, frees;
   for (int i = 0; i < kTimes; ++i) {
     auto start = Clock::now();
-    run_self(self, {"--context", std::to_string(gpu)});
+    run_self(self, "--context", gpu);
     runs.push_back(ms_since(start));
     void* mapped = nullptr;
     start = Clock::now();
@@ -134,7 +140,7 @@ int probe(const char* self, int measured, int churned, int shells) {
   cudaIpcMemHandle_t handle;
   if (read(pipe_ends[0], &handle, sizeof(handle)) != static_cast<ssize_t>(sizeof(handle)))
     throw std::runtime_error("the exporting process sent no IPC handle (its error is above)");
-  CUDA_CHECK(cudaSetDevice(measured));
+  see_only(measured);
   CUDA_CHECK(cudaFree(nullptr));
   const Figures quiet = measure(self, measured, handle);
   std::vector<pid_t> churners;
@@ -164,9 +170,8 @@ int probe(const char* self, int measured, int churned, int shells) {
 
 int main(int argc, char** argv) {
   try {
-    if (argc == 3 && std::strcmp(argv[1], "--program") == 0) return one_program(std::atoi(argv[2]));
-    if (argc == 3 && std::strcmp(argv[1], "--context") == 0) {
-      CUDA_CHECK(cudaSetDevice(std::atoi(argv[2])));
+    if (argc == 2 && std::strcmp(argv[1], "--program") == 0) return one_program();
+    if (argc == 2 && std::strcmp(argv[1], "--context") == 0) {
       CUDA_CHECK(cudaFree(nullptr));
       return 0;
     }
