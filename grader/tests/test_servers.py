@@ -4,7 +4,7 @@ The stand-in speaks --kit-serve's protocol (harness/src/main.cpp): for each run 
 test_run.py's stand-in test program with the run's arguments, environment, folder and output file, and
 replies with its exit code. Where that program dies of a signal, the judge dies of it too, as a judge
 whose own process crashed; a case named "poisons the context" gets the reply "retire". The real
-judge's side is tested by the harness's ctest "a judge serving many runs starts each afresh".
+judge's side is tested by the harness's ctest "a judge serving many runs starts each afresh and keeps only its twin".
 """
 from __future__ import annotations
 

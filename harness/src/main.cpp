@@ -269,6 +269,10 @@ int serve_runs(const char* program) {
   close(null_in);
   apply_gpu_wait();
   if (device_info().available) cudaFree(nullptr);  // the CUDA context, once for every run
+  remote::keep_twin_between_runs();
+  const struct TwinEnds {
+    ~TwinEnds() { remote::end_twin(); }
+  } twin_ends;
   dprintf(replies, "ready\n");
   for (ServedRun run; read_run(jobs, &run);) {
     if (!enter(run)) {

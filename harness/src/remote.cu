@@ -311,6 +311,10 @@ class Runner {
       dup2(arena_end, wire::kArenaFd);
       const int null_in = open("/dev/null", O_RDONLY);
       if (null_in >= 0) dup2(null_in, 0);
+      if (twin_) {  // it prints nothing of use, and may outlive this run's output file (keep_twin_between_runs)
+        const int null_out = open("/dev/null", O_WRONLY);
+        if (null_out >= 0) dup2(null_out, 1), dup2(null_out, 2);
+      }
       for (int fd = wire::kArenaFd + 1; fd < 1024; ++fd) close(fd);
       execvpe(c_argv[0], c_argv.data(), c_env.data());
       _exit(127);
@@ -852,7 +856,6 @@ void start_twin() {
 }
 
 void end_of_case() {
-  if (Runner::twin().started()) Runner::twin().end();
   Runner& runner = Runner::get();
   if (!runner.started()) return;
   try {
@@ -976,7 +979,7 @@ double path_overhead_s(const std::function<void()>& before_each_call, int calls_
     fence();
     alone.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  twin.stop();  // until the next measurement, or the end of the timed section ends it
+  twin.stop();  // until the next measurement, or the end of the program (finish) or of the judge (end_twin)
   std::sort(through_twin.begin(), through_twin.end());
   std::sort(alone.begin(), alone.end());
   return std::max(0.0, through_twin[kCalls / 2] - alone[kCalls / 2]);
@@ -998,10 +1001,23 @@ int serve_twin() {
   return 0;
 }
 
-int finish() {
+namespace {
+bool& twin_kept() {
+  static bool kept = false;
+  return kept;
+}
+}  // namespace
+
+void keep_twin_between_runs() { twin_kept() = true; }
+
+void end_twin() {
   if (Runner::twin().started()) Runner::twin().end();
-  const int code = Runner::get().finish();
   Runner::twin().forget();
+}
+
+int finish() {
+  if (!twin_kept() || !Runner::twin().started()) end_twin();  // one that broke is forgotten, to start afresh
+  const int code = Runner::get().finish();
   Runner::get().forget();
   // What the next run of a judge that serves many (--kit-serve) must not inherit: mirrors of host allocations
   // the student's code made and never freed, and IPC handles of buffers that are gone.

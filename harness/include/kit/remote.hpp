@@ -228,7 +228,8 @@ long long calls_made();
 // runs none. `before_each_call` is what the judge does on the GPU before each timed call of the
 // student's (poison of device outputs, cache flush, the quiet check): done before each of the twin's
 // calls too, the GPU switches to the twin from the same state as it does to the runner. The twin lives until the
-// end of the test case.
+// end of the test program (finish), stopped between measurements; in a judge that serves many runs, until the
+// judge ends (keep_twin_between_runs).
 double path_overhead_s(const std::function<void()>& before_each_call, int calls_per_request);
 
 // The twin's side (main calls it for --kit-twin): an empty kernel per request.
@@ -242,7 +243,7 @@ void start_runner();
 // the case's set-up; the first TimedSection waits for it to be done before anything is timed.
 void start_twin();
 
-// A test case ended: the twin ends, and the runner unmaps the device buffers it was given and
+// A test case ended: the runner unmaps the device buffers it was given and
 // destroys its copies of the test's streams and cuBLAS handles. Objects and host allocations of the student's stay until
 // the test frees them.
 void end_of_case();
@@ -250,7 +251,14 @@ void end_of_case();
 // At the end of the test program: ends the runner and records how it ended (a "runner"
 // record with its exit code, which compute-sanitizer sets when it found an error).
 // Returns that exit code (128 + N for a signal N), 0 when no runner was started. Leaves nothing of
-// the run behind (no runner, no shared memory), so that a judge serving many runs starts the next afresh.
+// the run behind (no runner, no shared memory), so that a judge serving many runs starts the next afresh; only
+// the twin, which runs nothing of a student's, stays where keep_twin_between_runs says so.
 int finish();
+
+// A judge that serves many runs (--kit-serve) keeps its twin from one run's timing to the next's, stopped in
+// between: a twin is a CUDA context made and torn down, work the driver does one process at a time for the
+// whole host, inside the hold in which a timing program has its GPU alone. end_twin ends it as the judge ends.
+void keep_twin_between_runs();
+void end_twin();
 
 }  // namespace kit::remote
