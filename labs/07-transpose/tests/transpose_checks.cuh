@@ -51,19 +51,27 @@ inline std::string shape(int rows, int cols) {
 // the wrong place shows up as a mismatch.
 constexpr float kInputLow = -1.0f, kInputHigh = 1.0f;
 
+// Element p of the cols x rows transpose of the rows x cols matrix of the numbers of a stream: input
+// element (p % rows, p / rows), on the GPU or the CPU.
+struct TransposedAt {
+  kit::UniformFloatAt in;
+  std::size_t rows, cols;
+  __host__ __device__ double operator()(std::size_t p) const { return in((p % rows) * cols + p / rows); }
+};
+
 // The cols x rows transpose of the rows x cols matrix of the numbers of the stream `in`, as
 // kit::fill_uniform_floats writes that matrix on the GPU: the CPU reference, made straight from the
-// generator in the output's order (output row c is input column c). No input is made on the CPU,
+// generator (TransposedAt), element by element on every core. No input is made on the CPU,
 // copied up or transposed: a matrix of 67 million elements costs a few tenths of a second of the
 // correctness run that every student's programs share the GPU for.
 inline std::vector<float> transposed_stream(const kit::Rng& in, int rows, int cols) {
-  const kit::UniformFloatAt element(in, kInputLow, kInputHigh);
-  const auto r_count = static_cast<std::size_t>(rows), c_count = static_cast<std::size_t>(cols);
-  std::vector<float> out(r_count * c_count);
+  const TransposedAt element{kit::UniformFloatAt(in, kInputLow, kInputHigh), static_cast<std::size_t>(rows),
+                             static_cast<std::size_t>(cols)};
+  std::vector<float> out(element.rows * element.cols);
   const std::size_t threads = kit::threads_for(static_cast<double>(out.size()), 1 << 20);
   kit::on_threads(threads, [&](std::size_t t) {
-    for (std::size_t c = kit::part_begin(c_count, threads, t); c < kit::part_begin(c_count, threads, t + 1); ++c)
-      for (std::size_t r = 0; r < r_count; ++r) out[c * r_count + r] = element(r * c_count + c);
+    for (std::size_t p = kit::part_begin(out.size(), threads, t); p < kit::part_begin(out.size(), threads, t + 1); ++p)
+      out[p] = static_cast<float>(element(p));
   });
   return out;
 }
@@ -126,14 +134,6 @@ inline bool check_transpose(const Version& v, int rows, int cols, const std::str
   const bool ok = kit::expect_equal(d_out.download(), transposed_stream(in, rows, cols), context);
   return d_out.expect_guard_untouched({input, look_at_guards(v)}) && ok;
 }
-
-// Element p of the cols x rows transpose of the rows x cols matrix of the numbers of a stream: input
-// element (p % rows, p / rows), on the GPU or the CPU.
-struct TransposedAt {
-  kit::UniformFloatAt in;
-  std::size_t rows, cols;
-  __host__ __device__ double operator()(std::size_t p) const { return in((p % rows) * cols + p / rows); }
-};
 
 // check_transpose for a matrix too large to compare on the CPU in a case that every submission of
 // a class runs: the input is written on the GPU, and every element of the output is compared
