@@ -51,21 +51,38 @@ inline std::string shape(int rows, int cols) {
 // the wrong place shows up as a mismatch.
 constexpr float kInputLow = -1.0f, kInputHigh = 1.0f;
 
-inline std::vector<float> make_matrix(int rows, int cols, const std::string& stream) {
-  return kit::Rng::for_case(stream).uniform_floats(static_cast<std::size_t>(rows) * cols, kInputLow, kInputHigh);
+// Element p of the cols x rows transpose of the rows x cols matrix of the numbers of a stream: input
+// element (p % rows, p / rows), on the GPU or the CPU.
+struct TransposedAt {
+  kit::UniformFloatAt in;
+  std::size_t rows, cols;
+  __host__ __device__ double operator()(std::size_t p) const { return in((p % rows) * cols + p / rows); }
+};
+
+// The cols x rows transpose of the rows x cols matrix of the numbers of the stream `in`, as
+// kit::fill_uniform_floats writes that matrix on the GPU: the CPU reference, made straight from the
+// generator (TransposedAt), element by element on every core. No input is made on the CPU,
+// copied up or transposed: a matrix of 67 million elements costs a few tenths of a second of the
+// correctness run that every student's programs share the GPU for.
+inline std::vector<float> transposed_stream(const kit::Rng& in, int rows, int cols) {
+  const TransposedAt element{kit::UniformFloatAt(in, kInputLow, kInputHigh), static_cast<std::size_t>(rows),
+                             static_cast<std::size_t>(cols)};
+  std::vector<float> out(element.rows * element.cols);
+  const std::size_t threads = kit::threads_for(static_cast<double>(out.size()), 1 << 20);
+  kit::on_threads(threads, [&](std::size_t t) {
+    for (std::size_t p = kit::part_begin(out.size(), threads, t); p < kit::part_begin(out.size(), threads, t + 1); ++p)
+      out[p] = static_cast<float>(element(p));
+  });
+  return out;
 }
 
-// The CPU reference: the cols x rows transpose of a row-major rows x cols matrix.
-// Blocked, so that a 2^26-element matrix takes a fraction of a second.
-inline std::vector<float> transposed(const std::vector<float>& in, int rows, int cols) {
-  constexpr int kBlock = 64;
-  std::vector<float> out(in.size());
-  for (int r0 = 0; r0 < rows; r0 += kBlock)
-    for (int c0 = 0; c0 < cols; c0 += kBlock)
-      for (int r = r0; r < std::min(r0 + kBlock, rows); ++r)
-        for (int c = c0; c < std::min(c0 + kBlock, cols); ++c)
-          out[static_cast<std::size_t>(c) * rows + r] = in[static_cast<std::size_t>(r) * cols + c];
-  return out;
+// A fresh rows x cols input from the stream `in`, written on the GPU, with `guard` zeros after it.
+inline kit::DeviceBuffer<float> input_on_device(const kit::Rng& in, int rows, int cols, std::size_t guard) {
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  kit::DeviceBuffer<float> d_in(n + guard);
+  kit::fill_uniform_floats(d_in.data(), n, in, kInputLow, kInputHigh);
+  if (guard > 0) CUDA_CHECK(cudaMemset(d_in.data() + n, 0, guard * sizeof(float)));
+  return d_in;
 }
 
 inline std::size_t guard_elements() { return static_cast<std::size_t>(kit::param_int("guard_elements")); }
@@ -79,8 +96,8 @@ inline bool expect_equal_at(const std::vector<float>& got, const std::vector<flo
                               kit::Tolerance{0.0, 0.0}, context);
 }
 
-// d_out, the cols x rows transpose of the rows x cols matrix of the numbers of `in` (make_matrix's,
-// or kit::fill_uniform_floats's, from that stream), compared exactly at check_samples positions
+// d_out, the cols x rows transpose of the rows x cols matrix of the numbers of `in` (as
+// kit::fill_uniform_floats writes it from that stream), compared exactly at check_samples positions
 // drawn at random and at both ends: for outputs too large to compare in full on the CPU in a case
 // that every submission of a class runs (kit::sample_positions says why a sample is enough, beside
 // the poison check of every element). Output element p, at (p / rows, p % rows), is input element
@@ -108,25 +125,15 @@ inline bool expect_transposed_at_samples(const float* d_out, int rows, int cols,
 inline bool check_transpose(const Version& v, int rows, int cols, const std::string& input,
                             std::size_t guard = guard_elements()) {
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
-  const std::vector<float> h_in = make_matrix(rows, cols, "in " + shape(rows, cols));
-  std::vector<float> h_in_and_tail(h_in);
-  h_in_and_tail.resize(n + guard, 0.0f);
-  kit::DeviceBuffer<float> d_in(h_in_and_tail);
+  const kit::Rng in = kit::Rng::for_case("in " + shape(rows, cols));
+  const kit::DeviceBuffer<float> d_in = input_on_device(in, rows, cols, guard);
   kit::GuardedBuffer<float> d_out(n, guard);
   v.launch(d_in.data(), d_out.data(), rows, cols);
   CUDA_CHECK(cudaDeviceSynchronize());
   const kit::CaseContext context{input, look_at(v), static_cast<std::size_t>(rows)};
-  const bool ok = kit::expect_equal(d_out.download(), transposed(h_in, rows, cols), context);
+  const bool ok = kit::expect_equal(d_out.download(), transposed_stream(in, rows, cols), context);
   return d_out.expect_guard_untouched({input, look_at_guards(v)}) && ok;
 }
-
-// Element p of the cols x rows transpose of the rows x cols matrix of the numbers of a stream: input
-// element (p % rows, p / rows), on the GPU or the CPU.
-struct TransposedAt {
-  kit::UniformFloatAt in;
-  std::size_t rows, cols;
-  __host__ __device__ double operator()(std::size_t p) const { return in((p % rows) * cols + p / rows); }
-};
 
 // check_transpose for a matrix too large to compare on the CPU in a case that every submission of
 // a class runs: the input is written on the GPU, and every element of the output is compared
@@ -135,9 +142,7 @@ inline bool check_transpose_on_device(const Version& v, int rows, int cols, cons
                                       std::size_t guard = guard_elements()) {
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
   const kit::Rng in = kit::Rng::for_case("in " + shape(rows, cols));
-  kit::DeviceBuffer<float> d_in(n + guard);
-  kit::fill_uniform_floats(d_in.data(), n, in, kInputLow, kInputHigh);
-  if (guard > 0) CUDA_CHECK(cudaMemset(d_in.data() + n, 0, guard * sizeof(float)));  // zeros, as check_transpose's
+  const kit::DeviceBuffer<float> d_in = input_on_device(in, rows, cols, guard);
   kit::GuardedBuffer<float> d_out(n, guard);
   v.launch(d_in.data(), d_out.data(), rows, cols);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -180,9 +185,10 @@ inline void check_barrier(const Version& v) {
   const int cols = static_cast<int>(kit::param_int("barrier_cols"));
   const int repeats = static_cast<int>(kit::param_int("barrier_repeats"));
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
-  const std::vector<float> h_in = make_matrix(rows, cols, "barrier");
-  const std::vector<float> expected = transposed(h_in, rows, cols);
-  kit::DeviceBuffer<float> d_in(h_in), d_out(n);
+  const kit::Rng in = kit::Rng::for_case("barrier");
+  const kit::DeviceBuffer<float> d_in = input_on_device(in, rows, cols, 0);
+  const std::vector<float> expected = transposed_stream(in, rows, cols);
+  kit::DeviceBuffer<float> d_out(n);
   for (int run = 1; run <= repeats; ++run) {
     d_out.poison();
     v.launch(d_in.data(), d_out.data(), rows, cols);
