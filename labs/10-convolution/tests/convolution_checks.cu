@@ -46,17 +46,44 @@ struct WrongPixel {
   }
 };
 
+// WrongPixel at the pixels `positions` (device memory) lists: index j stands for pixel positions[j].
+struct WrongPixelAt {
+  const std::size_t* positions;
+  WrongPixel wrong;
+  __device__ bool operator()(std::size_t j) const { return wrong(positions[j]); }
+};
+
+// `find(wrong)` with the WrongPixel of d_out: the picture made again in the judge's own device
+// memory, with the runner stopped while that copy exists.
+template <class Find>
+kit::Found with_wrong_pixel(const float* d_out, const kit::Rng& picture, float low, float high, const Size& size,
+                            const std::vector<float>& filter, int radius, double units, const Find& find) {
+  const std::size_t pixels = size.pixels();
+  const kit::remote::JudgeAlone alone("the check of the picture");
+  kit::DeviceBuffer<float> d_picture(pixels);
+  kit::fill_uniform_floats(d_picture.data(), pixels, picture, low, high);
+  const kit::DeviceBuffer<float> d_filter(filter);
+  return find(WrongPixel{d_out, d_picture.data(), d_filter.data(), size.width, size.height, radius, units});
+}
+
 }  // namespace
 
 kit::Found find_wrong_pixels(const float* d_out, const kit::Rng& picture, float low, float high, const Size& size,
                              const std::vector<float>& filter, int radius, double units) {
-  const std::size_t pixels = size.pixels();
-  const kit::remote::JudgeAlone alone("the check of the picture");  // while its copy lies in device memory
-  kit::DeviceBuffer<float> d_picture(pixels);
-  kit::fill_uniform_floats(d_picture.data(), pixels, picture, low, high);
-  const kit::DeviceBuffer<float> d_filter(filter);
-  return kit::find_where(pixels,
-                         WrongPixel{d_out, d_picture.data(), d_filter.data(), size.width, size.height, radius, units});
+  return with_wrong_pixel(d_out, picture, low, high, size, filter, radius, units,
+                          [&](const WrongPixel& wrong) { return kit::find_where(size.pixels(), wrong); });
+}
+
+kit::Found find_wrong_pixels_at(const float* d_out, const kit::Rng& picture, float low, float high, const Size& size,
+                                const std::vector<float>& filter, int radius, double units,
+                                const std::vector<std::size_t>& positions) {
+  if (positions.empty()) return {0, kit::kNotFound};
+  const kit::DeviceBuffer<std::size_t> d_positions(positions);
+  kit::Found found = with_wrong_pixel(d_out, picture, low, high, size, filter, radius, units, [&](const WrongPixel& wrong) {
+    return kit::find_where(positions.size(), WrongPixelAt{d_positions.data(), wrong});
+  });
+  if (found.count > 0) found.first = positions[found.first];
+  return found;
 }
 
 std::size_t count_not_finite(const float* d_data, std::size_t count) {

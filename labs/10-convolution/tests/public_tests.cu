@@ -83,10 +83,10 @@ kit::Ceiling fft_convolution_ceiling(const float* d_in, const kit::Rng& picture,
 // `fft_peer`, the cuFFT convolution (a peer, not a bound: a direct convolution may beat it).
 // Every call gets a new picture, written on the GPU from its own random stream; the filter stays
 // in constant memory. The harness checks that every output pixel is written each time; after
-// calls it chooses at random, the output is checked to be finite everywhere and every pixel is
-// compared on the GPU with the convolution in double (expect_timed_output). A fast kernel takes a
-// fraction of a millisecond, so the harness may make several sets of the pictures and time
-// several calls in a row, each on its own set.
+// calls it chooses at random, the output is checked to be finite everywhere and 65536 pixels
+// drawn after the call are compared on the GPU with the convolution in double
+// (expect_timed_output). A fast kernel takes a fraction of a millisecond, so the harness may make
+// several sets of the pictures and time several calls in a row, each on its own set.
 void time_convolution(const Kernel& kernel, const std::string& measurement, int radius, bool fft_peer) {
   const Size size = kit::picture_size("timing_size");
   const std::size_t pixels = size.pixels();

@@ -1,7 +1,8 @@
-// The comparison of every pixel on the GPU (find_wrong_pixels, convolution_checks.cu), checked
-// against the CPU reference (convolution_reference.hpp): the check of every timed call is only as
-// good as it is.
+// The comparison on the GPU of every pixel (find_wrong_pixels) and of some (find_wrong_pixels_at,
+// convolution_checks.cu), checked against the CPU reference (convolution_reference.hpp): the check
+// of every timed call is only as good as they are.
 #include <cstddef>
+#include <numeric>
 #include <vector>
 
 #include "convolution_checks.cuh"
@@ -37,5 +38,15 @@ TEST_CASE(
     const kit::Found off = find_wrong_pixels(d_off.data(), picture, kLow, kHigh, size, filter, radius, kUnits);
     CHECK(off.count == 1);
     CHECK(off.first == moved);
+    // Compared at some pixels only, as a timed call's output is: found where it is among them, and
+    // not where it is not.
+    const kit::Found among = find_wrong_pixels_at(d_off.data(), picture, kLow, kHigh, size, filter, radius, kUnits,
+                                                  {moved});
+    CHECK(among.count == 1);
+    CHECK(among.first == moved);
+    std::vector<std::size_t> others(out.size());
+    std::iota(others.begin(), others.end(), std::size_t{0});
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(moved));
+    CHECK(find_wrong_pixels_at(d_off.data(), picture, kLow, kHigh, size, filter, radius, kUnits, others).count == 0);
   }
 }
