@@ -28,6 +28,9 @@
   student is scored against the reference of the lane that timed them. Once the
   class is timed, the lane times the reference again, and the summary says how
   far it moved (a warning past summary.REFERENCE_DRIFT_WARN).
+- A test worth no points is not run (class_tests): those check the grader's own
+  references, the same for every student, and the self-check and `make test`
+  run them. Lab 06's took 2.5 s of CPU a student, and needed the GPU alone.
 - A student is timed only where performance points are possible: the timing
   case earns points and the correctness tests it requires passed. Timing cases
   worth no points are not run at all, and within a timing case only the
@@ -58,6 +61,7 @@ import tempfile
 import threading
 import time
 import traceback
+from fnmatch import fnmatchcase
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable
@@ -74,7 +78,8 @@ from grader.run.outcomes import CaseOutcome, RunInfo
 from grader.run.schedule import (Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, scored_measurements,
                                   time_reference)
 from grader.run.servers import JudgeServers
-from grader.score import NOT_TIMED, NOT_TIMED_WORTH_NO_POINTS, Scored, score_lab, unmet_requirements
+from grader.score import (NOT_RUN_WORTH_NO_POINTS, NOT_TIMED, NOT_TIMED_WORTH_NO_POINTS, Scored, score_lab,
+                          unmet_requirements)
 
 # Correctness test programs running at once on one GPU: each holds a CUDA context (about 0.5 GB)
 # and its inputs, and computes its CPU reference on a core of its own.
@@ -287,6 +292,12 @@ def _timing_run(config: LabConfig, evaluation: Evaluation) -> dict:
             "failed": [f"{name}: {o.status}" for name, o in evaluation.outcomes.items() if not o.passed]}
 
 
+def class_tests(config: LabConfig) -> list[str]:
+    """The correctness tests a class is graded on: those worth points, and any a timing worth points requires."""
+    required = [p for spec in config.perf if spec.points > 0 for p in spec.requires]
+    return [t.name for t in config.tests if t.points > 0 or any(fnmatchcase(t.name, p) for p in required)]
+
+
 def attention(outcomes: dict[str, CaseOutcome]) -> list[str]:
     """What a TA should look at in a student's test outcomes."""
     notes = []
@@ -343,7 +354,7 @@ class ClassGrading:
         self.in_correctness = 0  # students given to the correctness pool whose correctness runs have not ended
         self.in_correctness_guard = threading.Lock()
         self.phases_s = {"reference_build_s": 0.0, "reference_timing_s": 0.0}
-        self.tests = plan(config, [t.name for t in config.tests])  # the lab's tests by how they hold the GPU
+        self.tests = plan(config, class_tests(config))  # the tests graded, by how they hold the GPU
         self.ncu = profile.find_ncu() if options.profile else None
         self.reference_profile: profile.Profiled | None = None  # measured once, by the first student's profile
         self.afresh_said = threading.Event()  # builds that could not reuse the reference's configuration: said once
@@ -690,6 +701,9 @@ class ClassGrading:
         # case it ended reads as a crash, so a student whose runs overlapped the stop is left for the next run.
         self._check_stop(gpu_needed=False)
         outcomes = dict(state.run.outcomes)
+        for test in self.config.tests:
+            if test.name not in outcomes and test.name not in self.tests.beside + self.tests.alone:
+                outcomes[test.name] = CaseOutcome(test.name, "not_run", [NOT_RUN_WORTH_NO_POINTS])
         for case in self.config.timing_cases:
             if case not in outcomes:
                 outcomes[case] = CaseOutcome(case, NOT_TIMED, [self._why_not_timed(case, outcomes)])

@@ -29,6 +29,8 @@ NOT_TIMED = "not_timed"
 # Why class grading did not take a measurement: it earns no points (classroom and _perf_item say it alike).
 NOT_TIMED_WORTH_NO_POINTS = ("not timed in class grading, because this measurement earns no points "
                              "(`make grade` shows it for comparison).")
+NOT_RUN_WORTH_NO_POINTS = ("Not run in class grading: this test checks the grader's own reference, not your code, "
+                           "and earns no points (`make grade` runs it, as does the lab's self-check).")
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,12 @@ def toy(behaviour: str, extra: str = "") -> str:
 
 @pytest.fixture
 def lab(tmp_path: Path, monkeypatch):
+    return toy_lab(tmp_path, monkeypatch, LAB_TOML)
+
+
+def toy_lab(tmp_path: Path, monkeypatch, lab_toml: str):
     root = tmp_path / "repo"
-    write(root / "labs/60-toy/lab.toml", LAB_TOML)
+    write(root / "labs/60-toy/lab.toml", lab_toml)
     write(root / "solutions/60-toy/hidden.toml", "[grading]\nseed = 7\n")
     write(root / "solutions/60-toy/toy.cu", toy("{}"))
     config = load_lab("60-toy", root)
@@ -449,6 +453,32 @@ def test_a_check_that_found_the_gpu_busy_beside_others_is_run_again_alone_and_co
     runs = [json.loads(line) for line in log.read_text().splitlines()]
     again = [r for r in runs if r["who"] == "hal" and r["case"] == "toy: adds"][-1]
     assert not [r for r in runs if r is not again and r["start"] < again["end"] and again["start"] < r["end"]]
+
+
+def test_a_test_worth_no_points_is_not_run_in_class_grading_and_says_why(tmp_path: Path, monkeypatch):
+    # Such tests check the grader's own references (lab 06's GPU scan against its CPU scan): the same for every
+    # student, and run by the self-check; a class of 200 ran lab 06's 200 times, 2.5 s of CPU each.
+    checks_reference = '\n[[tests]]\nname = "toy reference: agrees with a worked example"\npoints = 0\n'
+    requires_toy = LAB_TOML.replace('points = 20\n', 'points = 20\nrequires = ["toy: *"]\n', 1)
+    config, fakes, log = toy_lab(tmp_path, monkeypatch, requires_toy + checks_reference)
+    submit(tmp_path / "in", "alice", toy("{}"))
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
+    programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
+    assert not [p for p in programs if "toy reference: agrees with a worked example" in p["cases"]]
+    alice = results(tmp_path / "out", "alice")
+    assert alice["score"] == MAX
+    item = by_name(alice)["toy reference: agrees with a worked example"]
+    assert (item["score"], item["max_score"]) == (0, 0) and "Not run in class grading" in item["output"]
+
+
+def test_a_test_worth_no_points_still_runs_where_a_scored_timing_requires_it(tmp_path: Path, monkeypatch):
+    required = LAB_TOML.replace('points = 20\n', 'points = 20\nrequires = ["toy reference*"]\n', 1) + (
+        '\n[[tests]]\nname = "toy reference: agrees with a worked example"\npoints = 0\n')
+    config, fakes, log = toy_lab(tmp_path, monkeypatch, required)
+    assert "toy reference: agrees with a worked example" in classroom.class_tests(config)
+    submit(tmp_path / "in", "alice", toy("{}"))
+    grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
+    assert results(tmp_path / "out", "alice")["score"] == MAX  # run, passed, and the timing it gates scored
 
 
 def test_a_split_labs_judge_is_listed_once_not_for_every_student(lab, tmp_path: Path):
