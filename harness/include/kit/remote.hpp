@@ -191,12 +191,22 @@ void fence();
 // the runner's reply and the pause, any GPU work of the runner's still running shows here.
 bool gpu_quiet(double limit_s, double* took_s = nullptr);
 
-// Whether the GPU is free of the runner's work: gpu_quiet, a few tries (remote.cu says how long
-// it allows); its time in *took_s. A busy GPU is also noted in the test case's record
+// Whether the GPU is free of the runner's work: gpu_quiet twice in a row, a few tries (remote.cu says
+// how long it allows); the longest fence in *took_s. A busy GPU is also noted in the test case's record
 // ("gpu_busy"): a program that shares the GPU with other programs cannot tell their work from
 // the runner's, so the grader runs such a case again with the GPU to itself, where the
 // runner's is the only work there is.
 bool gpu_free(double* took_s = nullptr);
+
+// gpu_free, trying again a few milliseconds apart for up to `wait_s` before it finds the GPU busy.
+bool gpu_free_within(double wait_s, double* took_s = nullptr);
+
+// Whether this program runs beside other programs on its GPU (the grader says so: KIT_GPU_WAIT=block, a
+// class's correctness runs). Their work holds a fence back as the runner's does, in bursts: a check that
+// needs the GPU free of the runner's work (JudgeAlone) looks for a quiet moment between them for up to a
+// second, since one that finds none runs its whole case again under the exclusive GPU lock, stopping every
+// other program (lab 06: 104 such reruns in 20 students, 3.8 s of each student's 5.8 s alone).
+bool gpu_shared_with_others();
 
 // Whether gpu_free found the GPU busy since this was last asked (at each test case's start and end).
 bool take_gpu_found_busy();

@@ -20,9 +20,11 @@ TEST_CASE(
   const kit::Rng picture(101);
   // One pixel, whose window lies mostly outside; windows wider than the picture; primes; every
   // radius the lab uses.
-  for (const auto& [size, radius] :
+  for (const auto& shape :
        {std::pair{Size{1, 1}, 2}, std::pair{Size{3, 2}, 7}, std::pair{Size{37, 23}, 0}, std::pair{Size{37, 23}, 3},
         std::pair{Size{331, 211}, 2}, std::pair{Size{331, 211}, 7}}) {
+    const Size size = shape.first;  // named copies, not structured bindings: CAPTURE's lambda takes them
+    const int radius = shape.second;
     CAPTURE(size.text());
     CAPTURE(radius);
     const std::vector<float> filter = random_filter(radius);
