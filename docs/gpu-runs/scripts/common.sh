@@ -1,6 +1,8 @@
 # Sourced first by each script here: the tools grading needs, and a record of the machine in $OUT/gpu.txt.
 # A GPU machine without bubblewrap and doctest installed (and no package registry) gets them from Debian
 # packages carried along in $DEBS (default .exp/debs: `apt-get download bubblewrap doctest-dev` there).
+# The device tool sends the working tree, but its checkout may keep an older HEAD: pass the commit the run is of
+# as COMMIT (`run` with command "COMMIT=<hash> bash ..."), or gpu.txt names that older one.
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD
 OUT=${OUT:-gpu-run-out}; mkdir -p "$OUT"; export OUT
