@@ -354,7 +354,8 @@ class ClassGrading:
         self.in_correctness = 0  # students given to the correctness pool whose correctness runs have not ended
         self.in_correctness_guard = threading.Lock()
         self.phases_s = {"reference_build_s": 0.0, "reference_timing_s": 0.0}
-        self.tests = plan(config, class_tests(config))  # the tests graded, by how they hold the GPU
+        self.graded_tests = class_tests(config)
+        self.tests = plan(config, self.graded_tests)  # the tests graded, by how they hold the GPU
         self.ncu = profile.find_ncu() if options.profile else None
         self.reference_profile: profile.Profiled | None = None  # measured once, by the first student's profile
         self.afresh_said = threading.Event()  # builds that could not reuse the reference's configuration: said once
@@ -702,7 +703,7 @@ class ClassGrading:
         self._check_stop(gpu_needed=False)
         outcomes = dict(state.run.outcomes)
         for test in self.config.tests:
-            if test.name not in outcomes and test.name not in self.tests.beside + self.tests.alone:
+            if test.name not in self.graded_tests:
                 outcomes[test.name] = CaseOutcome(test.name, "not_run", [NOT_RUN_WORTH_NO_POINTS])
         for case in self.config.timing_cases:
             if case not in outcomes:

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "kit/cuda_check.cuh"
+#include "kit/gpu_wait.hpp"
 #include "kit/memory_pool.hpp"
 #include "kit/results.hpp"
 
@@ -809,7 +810,7 @@ void fence() {
 // (about 2 ms). Three tries, so that a moment of CPU load alone does not fail a case.
 constexpr double kQuietLimitS = 1e-3;
 constexpr int kQuietTries = 3;
-// How long JudgeAlone looks for a quiet moment beside other programs (gpu_shared_with_others says why).
+// How long JudgeAlone looks for a quiet moment beside other programs (remote.hpp says why).
 constexpr double kBesideOthersWaitS = 1.0;
 
 namespace {
@@ -833,10 +834,8 @@ bool gpu_free_now(double* took_s) {
     if (gpu_quiet_twice(took_s)) return true;
   return false;
 }
-}  // namespace
 
-bool gpu_free(double* took_s) { return gpu_free_within(0.0, took_s); }
-
+// gpu_free, trying again a few milliseconds apart for up to `wait_s` before it finds the GPU busy.
 bool gpu_free_within(double wait_s, double* took_s) {
   const auto give_up = Clock::now() + std::chrono::duration<double>(wait_s);
   auto pause = std::chrono::milliseconds(1);
@@ -851,11 +850,9 @@ bool gpu_free_within(double wait_s, double* took_s) {
   gpu_found_busy() = true;
   return false;
 }
+}  // namespace
 
-bool gpu_shared_with_others() {
-  const char* wait = std::getenv("KIT_GPU_WAIT");
-  return wait != nullptr && std::string(wait) == "block";
-}
+bool gpu_free(double* took_s) { return gpu_free_within(0.0, took_s); }
 
 JudgeAlone::JudgeAlone(const char* check) {
   CUDA_CHECK(cudaDeviceSynchronize());  // the judge's own work (inputs, poison) is not the runner's

@@ -15,10 +15,17 @@
 
 namespace kit {
 
+// Whether this program runs beside other programs on its GPU: the grader's KIT_GPU_WAIT=block, given to a
+// class's correctness runs. Their work holds a fence back as a runner's own does (kit::remote::JudgeAlone
+// says what it does about it).
+inline bool gpu_shared_with_others() {
+  const char* wait = std::getenv("KIT_GPU_WAIT");
+  return wait != nullptr && std::strcmp(wait, "block") == 0;
+}
+
 // Call before the process's first CUDA call: the flag applies to the context that call makes.
 inline void apply_gpu_wait() {
-  const char* wait = std::getenv("KIT_GPU_WAIT");
-  if (wait == nullptr || std::strcmp(wait, "block") != 0) return;
+  if (!gpu_shared_with_others()) return;
   const cudaError_t error = cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
   if (error != cudaSuccess)  // no GPU, say: the first call that needs one says so, and waits spin meanwhile
     std::fprintf(stderr, "note: cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) failed (%s:%d): %s\n", __FILE__,

@@ -198,16 +198,6 @@ bool gpu_quiet(double limit_s, double* took_s = nullptr);
 // runner's is the only work there is.
 bool gpu_free(double* took_s = nullptr);
 
-// gpu_free, trying again a few milliseconds apart for up to `wait_s` before it finds the GPU busy.
-bool gpu_free_within(double wait_s, double* took_s = nullptr);
-
-// Whether this program runs beside other programs on its GPU (the grader says so: KIT_GPU_WAIT=block, a
-// class's correctness runs). Their work holds a fence back as the runner's does, in bursts: a check that
-// needs the GPU free of the runner's work (JudgeAlone) looks for a quiet moment between them for up to a
-// second, since one that finds none runs its whole case again under the exclusive GPU lock, stopping every
-// other program (lab 06: 104 such reruns in 20 students, 3.8 s of each student's 5.8 s alone).
-bool gpu_shared_with_others();
-
 // Whether gpu_free found the GPU busy since this was last asked (at each test case's start and end).
 bool take_gpu_found_busy();
 
@@ -217,6 +207,10 @@ bool take_gpu_found_busy();
 // after its reply, a thread of its own) runs while the reference is made and compared: device
 // memory of the judge's is out of the runner's reach only as long as no IPC handle to it is
 // guessed. Throws StudentError, naming `check`, when the runner's work does not leave the GPU.
+// Beside other programs (kit::gpu_shared_with_others), whose work comes in bursts, it looks for a
+// quiet moment between them for up to a second: a check that finds none runs its whole case again
+// under the exclusive GPU lock, stopping every other program (lab 06: 104 such reruns in 20
+// students, 3.8 s of each student's 5.8 s alone).
 class JudgeAlone {
  public:
   explicit JudgeAlone(const char* check);
