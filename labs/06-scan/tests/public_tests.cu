@@ -199,10 +199,10 @@ kit::Ceiling library_ceiling(const std::string& name, double bytes, const kit::T
 
 // Every timed call gets a new array, written on the GPU from its own random
 // stream; the harness checks that the output is written in full each time and,
-// after calls chosen at random, compares every element with the exact scan of the
-// same numbers, made on the GPU (scan_on_device.cuh: the CPU would take a pass of
-// every core over the gigabyte per check, while the class waits for the GPU). A
-// call takes about a millisecond, so
+// after calls chosen at random, compares elements at positions drawn after the call
+// with the exact sums of the same numbers, made on the GPU (expect_timed_float_scan:
+// the CPU would take a pass of every core over the gigabyte per check, while the class
+// waits for the GPU). A call takes about a millisecond, so
 // the harness times batches of calls, each on its own set of arrays
 // (work.sets_from). The ceilings are timed first, on arrays of their own.
 template <class Launch>
@@ -236,7 +236,7 @@ void time_inclusive_float_scan(const std::string& measurement, Launch launch, co
       kit::fill_uniform_floats(d_in->data(), count, call.rng("in"), kFloatLow, kFloatHigh);
     };
     set.verify = [=](const kit::Call& call) {
-      return expect_float_scan_on_device(
+      return expect_timed_float_scan(
           d_out->data(), count, Kind::Inclusive, call.rng("in"),
           {"the timing array, " + n_is(n) + ", inclusive scan of the floats of " + call.name(), look_at});
     };
@@ -295,7 +295,7 @@ TEST_CASE("scan timing: exclusive scan of a 1 GiB int array" * KIT_TIMING) {
       kit::fill_uniform_ints(d_in->data(), count, call.rng("in"), kIntLow, kIntHigh);
     };
     set.verify = [=](const kit::Call& call) {
-      return expect_int_scan_on_device(
+      return expect_timed_int_scan(
           d_out->data(), count, Kind::Exclusive, call.rng("in"),
           {"the timing array, " + n_is(n) + ", exclusive scan of the ints of " + call.name(), kLookAtScan});
     };

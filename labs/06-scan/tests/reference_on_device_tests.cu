@@ -1,7 +1,9 @@
-// The exact scan on the GPU (scan_on_device.cuh), checked against the CPU reference
-// (scan_reference.hpp): the large checks and every timed call's are only as good as it is. Small
-// parts make the carry from part to part run many times.
+// The exact scan on the GPU (scan_on_device.cuh), and its sums at chosen positions, checked against
+// the CPU reference (scan_reference.hpp): the large checks and every timed call's are only as good as
+// they are. Small parts make the carry from part to part run many times.
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,21 @@ kit::Found compare(const std::vector<T>& out, TermAt term_at, Wrong wrong, std::
   return scan_on_device::compare_scan<T, Term>(d_out.data(), out.size(), term_at, wrong, part);
 }
 
+// compare_scan_at, as a timed call's check uses it, at positions that hold the moved element twice
+// (kit::sample_positions may repeat one), and the first and last.
+template <class T, class Term, class TermAt, class Wrong>
+kit::Found compare_at(const std::vector<T>& out, TermAt term_at, Wrong wrong, std::size_t moved) {
+  const kit::DeviceBuffer<T> d_out(out);
+  const std::vector<std::size_t> positions{0, moved / 2, moved, moved, out.size() - 1};
+  return scan_on_device::compare_scan_at<T, Term>(d_out.data(), positions, term_at, wrong);
+}
+
+// How often compare_at's positions hold `moved`: the wrong elements it must find.
+std::size_t times_compared(std::size_t count, std::size_t moved) {
+  const std::size_t positions[] = {0, moved / 2, moved, moved, count - 1};
+  return static_cast<std::size_t>(std::count(std::begin(positions), std::end(positions), moved));
+}
+
 }  // namespace
 
 TEST_CASE("scan reference: the exact scan made on the GPU finds the CPU's scan right and one wrong element wrong") {
@@ -44,20 +61,28 @@ TEST_CASE("scan reference: the exact scan made on the GPU finds the CPU's scan r
         std::vector<int> ints = int_reference(rng.uniform_ints(count, -100, 100), kind);
         const auto int_right = compare<int, long long>(ints, int_terms, int_wrong, part);
         CHECK(int_right.count == 0);
+        CHECK(compare_at<int, long long>(ints, int_terms, int_wrong, moved).count == 0);
         ints[moved] += 1;
         const auto int_off = compare<int, long long>(ints, int_terms, int_wrong, part);
         CHECK(int_off.count == 1);
         CHECK(int_off.first == moved);
+        const auto int_off_at = compare_at<int, long long>(ints, int_terms, int_wrong, moved);
+        CHECK(int_off_at.count == times_compared(count, moved));
+        CHECK(int_off_at.first == moved);
 
         const scan_on_device::FloatTerms float_terms{kit::UniformFloatAt(rng, -1.0f, 1.0f)};
         const scan_on_device::FloatWrong float_wrong{kind, kGamma};
         std::vector<float> floats = rounded(float_reference(rng.uniform_floats(count, -1.0f, 1.0f), kind));
         const auto float_right = compare<float, double2>(floats, float_terms, float_wrong, part);
         CHECK(float_right.count == 0);
+        CHECK(compare_at<float, double2>(floats, float_terms, float_wrong, moved).count == 0);
         floats[moved] += 1000.0f;
         const auto float_off = compare<float, double2>(floats, float_terms, float_wrong, part);
         CHECK(float_off.count == 1);
         CHECK(float_off.first == moved);
+        const auto float_off_at = compare_at<float, double2>(floats, float_terms, float_wrong, moved);
+        CHECK(float_off_at.count == times_compared(count, moved));
+        CHECK(float_off_at.first == moved);
       }
 }
 

@@ -111,19 +111,20 @@ inline bool expect_float_scan(const std::vector<float>& got, const FloatReferenc
   return kit::expect_within(got, ref.sum, allowed_error(ref), context);
 }
 
-// A scan of `size` elements in device memory, d_out, against the exact scan of the inputs that
-// `rng` makes (those kit::fill_uniform_floats / fill_uniform_ints wrote), every element compared on
-// the GPU (scan_on_device.cuh): floats within the same per-element tolerance as expect_float_scan,
-// ints exactly. For outputs too large to make again on the CPU after every call: a timed call's,
-// the hidden three-level scan's.
-inline bool expect_float_scan_on_device(const float* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
-                                        const kit::CaseContext& context) {
+// The terms scan_on_device adds up for the inputs that `rng` makes: floats, and ints.
+inline scan_on_device::FloatTerms float_terms(const kit::Rng& rng) {
   static_assert(kFloatLow == -1.0f && kFloatHigh == 1.0f,
                 "scan_on_device's sums are exact for inputs in [-1, 1] only (scan_reference.hpp, FloatSums)");
-  const kit::Found wrong = scan_on_device::compare_scan<float, double2>(
-      d_out, size, scan_on_device::FloatTerms{kit::UniformFloatAt(rng, kFloatLow, kFloatHigh)},
-      scan_on_device::FloatWrong{kind, path_gamma()});
-  if (wrong.count == 0) return true;
+  return {kit::UniformFloatAt(rng, kFloatLow, kFloatHigh)};
+}
+inline scan_on_device::IntTerms int_terms(const kit::Rng& rng) {
+  return {rng.seed(), kIntLow, kit::detail::int_span(kIntLow, kIntHigh)};
+}
+
+// Reports the wrong elements of d_out that a comparison on the GPU found (`wrong`): the CPU
+// reference makes the first few again, for the message and as a second opinion.
+inline bool report_wrong_float_scan(const float* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                    const kit::Found& wrong, const kit::CaseContext& context) {
   return kit::report_found_on_device(
       d_out, size, wrong,
       [&](const std::vector<float>& got, const std::vector<std::size_t>& positions, kit::detail::MismatchLog& log) {
@@ -134,12 +135,8 @@ inline bool expect_float_scan_on_device(const float* d_out, std::size_t size, Ki
       context);
 }
 
-inline bool expect_int_scan_on_device(const int* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
-                                      const kit::CaseContext& context) {
-  const kit::Found wrong = scan_on_device::compare_scan<int, long long>(
-      d_out, size, scan_on_device::IntTerms{rng.seed(), kIntLow, kit::detail::int_span(kIntLow, kIntHigh)},
-      scan_on_device::IntWrong{kind});
-  if (wrong.count == 0) return true;
+inline bool report_wrong_int_scan(const int* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                  const kit::Found& wrong, const kit::CaseContext& context) {
   return kit::report_found_on_device(
       d_out, size, wrong,
       [&](const std::vector<int>& got, const std::vector<std::size_t>& positions, kit::detail::MismatchLog& log) {
@@ -150,6 +147,56 @@ inline bool expect_int_scan_on_device(const int* d_out, std::size_t size, Kind k
             [&](std::size_t i) { return positions[i]; }, log);
       },
       context);
+}
+
+// A scan of `size` elements in device memory, d_out, against the exact scan of the inputs that
+// `rng` makes (those kit::fill_uniform_floats / fill_uniform_ints wrote), every element compared on
+// the GPU (scan_on_device.cuh): floats within the same per-element tolerance as expect_float_scan,
+// ints exactly. For outputs too large to make again on the CPU after every call: the hidden
+// three-level scan's, and a timed call's found wrong where it was sampled.
+inline bool expect_float_scan_on_device(const float* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                        const kit::CaseContext& context) {
+  const kit::Found wrong = scan_on_device::compare_scan<float, double2>(
+      d_out, size, float_terms(rng), scan_on_device::FloatWrong{kind, path_gamma()});
+  return wrong.count == 0 || report_wrong_float_scan(d_out, size, kind, rng, wrong, context);
+}
+
+inline bool expect_int_scan_on_device(const int* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                      const kit::CaseContext& context) {
+  const kit::Found wrong = scan_on_device::compare_scan<int, long long>(d_out, size, int_terms(rng),
+                                                                       scan_on_device::IntWrong{kind});
+  return wrong.count == 0 || report_wrong_int_scan(d_out, size, kind, rng, wrong, context);
+}
+
+// A timed call's output, compared at timing_check_elements positions drawn after the call, one in
+// each of as many equal parts (kit::sample_positions says why that is enough, with the poison check
+// that the timing makes on every element of every call): every element of a gigabyte, compared for
+// each of a student's verified calls, held the GPU 0.68 s of each student's time alone on it. The
+// hidden tests still compare every element of every output they grade. Where a compared element
+// is wrong, every element is compared, for the report; should that find none, the report names the
+// two comparisons' disagreement as the tests' fault (the CPU finds more than was counted).
+inline std::vector<std::size_t> timing_check_positions(std::size_t size) {
+  return kit::sample_positions(size, static_cast<std::size_t>(kit::param_int("timing_check_elements")));
+}
+
+inline bool expect_timed_float_scan(const float* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                    const kit::CaseContext& context) {
+  const scan_on_device::FloatWrong wrong_element{kind, path_gamma()};
+  const kit::Found sampled = scan_on_device::compare_scan_at<float, double2>(
+      d_out, timing_check_positions(size), float_terms(rng), wrong_element);
+  if (sampled.count == 0) return true;
+  const kit::Found every = scan_on_device::compare_scan<float, double2>(d_out, size, float_terms(rng), wrong_element);
+  return report_wrong_float_scan(d_out, size, kind, rng, every.count > 0 ? every : sampled, context);
+}
+
+inline bool expect_timed_int_scan(const int* d_out, std::size_t size, Kind kind, const kit::Rng& rng,
+                                  const kit::CaseContext& context) {
+  const scan_on_device::IntWrong wrong_element{kind};
+  const kit::Found sampled = scan_on_device::compare_scan_at<int, long long>(d_out, timing_check_positions(size),
+                                                                            int_terms(rng), wrong_element);
+  if (sampled.count == 0) return true;
+  const kit::Found every = scan_on_device::compare_scan<int, long long>(d_out, size, int_terms(rng), wrong_element);
+  return report_wrong_int_scan(d_out, size, kind, rng, every.count > 0 ? every : sampled, context);
 }
 
 // Poisoned elements after every output: more than a whole section or tile of most designs.

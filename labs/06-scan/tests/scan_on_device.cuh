@@ -1,6 +1,7 @@
 // Lab 06's reference for scans too large to make again on the CPU after every call (a timed
 // call's gigabyte, the hidden three-level scan): the exact scan of the same generated inputs, made
-// on the GPU, and every element of an output compared with it there.
+// on the GPU, and every element of an output compared with it there (compare_scan); or, for a
+// timed call, the exact sums at drawn positions only (compare_scan_at).
 //
 // The tests may use CUB, which the lab forbids students: this code runs in the judge, never beside
 // student code. It is checked against the CPU reference (scan_reference.hpp) on many lengths in
@@ -15,6 +16,8 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <vector>
 
 #include "kit/device_count.cuh"
 #include "kit/kit.cuh"
@@ -58,7 +61,7 @@ struct AddTerms {
 struct FloatWrong {
   Kind kind;
   double gamma;
-  __device__ bool operator()(float got, const double2& inclusive, const double2& own) const {
+  __host__ __device__ bool operator()(float got, const double2& inclusive, const double2& own) const {
     const double expected = kind == Kind::Inclusive ? inclusive.x : inclusive.x - own.x;
     return !(fabs(static_cast<double>(got) - expected) <= gamma * inclusive.y);
   }
@@ -67,7 +70,7 @@ struct FloatWrong {
 // An int output element is wrong unless it is the exact sum.
 struct IntWrong {
   Kind kind;
-  __device__ bool operator()(int got, long long inclusive, long long own) const {
+  __host__ __device__ bool operator()(int got, long long inclusive, long long own) const {
     return static_cast<long long>(got) != (kind == Kind::Inclusive ? inclusive : inclusive - own);
   }
 };
@@ -133,6 +136,51 @@ kit::Found compare_scan(const T* got, std::size_t count, TermAt term_at, Wrong w
     detail::advance_carry_kernel<<<1, 1>>>(carry.data(), scanned.data() + (items - 1));
     CUDA_CHECK_LAUNCH();
   }
+  return found;
+}
+
+// The inclusive sums of the terms up to each of `positions` (ascending, repeats allowed): the terms
+// from one position to the next added on the GPU, one segment each (CUB), and those sums added in
+// order on the CPU. Exact, as compare_scan's are: no order of adding them changes a bit. Lengths
+// up to the largest int, as the scans'.
+template <class Term, class TermAt>
+std::vector<Term> inclusive_sums_at(const std::vector<std::size_t>& positions, TermAt term_at) {
+  std::vector<int> begins(positions.size()), ends(positions.size());
+  for (std::size_t k = 0; k < positions.size(); ++k) {
+    begins[k] = k == 0 ? 0 : ends[k - 1];
+    ends[k] = static_cast<int>(positions[k] + 1);
+  }
+  const kit::DeviceBuffer<int> d_begins(begins), d_ends(ends);
+  kit::DeviceBuffer<Term> d_sums(positions.size());
+  const auto terms = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0), term_at);
+  const auto segments = static_cast<int>(positions.size());
+  std::size_t scratch_bytes = 0;
+  CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(nullptr, scratch_bytes, terms, d_sums.data(), segments,
+                                                d_begins.data(), d_ends.data(), AddTerms{}, Term{}));
+  kit::DeviceBuffer<unsigned char> scratch(std::max<std::size_t>(scratch_bytes, 1));
+  CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(scratch.data(), scratch_bytes, terms, d_sums.data(), segments,
+                                                d_begins.data(), d_ends.data(), AddTerms{}, Term{}));
+  std::vector<Term> sums = d_sums.download();
+  for (std::size_t k = 1; k < sums.size(); ++k) sums[k] = AddTerms{}(sums[k - 1], sums[k]);
+  return sums;
+}
+
+// compare_scan at `positions` only (ascending, as kit::sample_positions draws them): how many of
+// got's elements there are wrong, and the first. A timed call's output is compared this way, at
+// positions drawn after the call (kit::sample_positions says why that is enough); the sums it
+// makes cost one pass that reads nothing, where compare_scan's write and read a scan of the whole.
+template <class T, class Term, class TermAt, class Wrong>
+kit::Found compare_scan_at(const T* got, const std::vector<std::size_t>& positions, TermAt term_at, Wrong wrong) {
+  kit::Found found{0, kit::kNotFound};
+  if (positions.empty()) return found;
+  const kit::remote::JudgeAlone alone("the check of the scan");  // while the reference lies in device memory
+  const std::vector<Term> sums = inclusive_sums_at<Term>(positions, term_at);
+  const std::vector<T> values = kit::gather(got, positions);
+  for (std::size_t k = 0; k < positions.size(); ++k)
+    if (wrong(values[k], sums[k], term_at(positions[k]))) {
+      if (found.count == 0) found.first = positions[k];
+      ++found.count;
+    }
   return found;
 }
 
