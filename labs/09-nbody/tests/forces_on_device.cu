@@ -1,4 +1,4 @@
-// reference_forces (nbody_checks.cuh): the double-precision accelerations, summed on the GPU by the
+// gpu_reference_forces (nbody_checks.cuh): the double-precision accelerations, summed on the GPU by the
 // judge. A block sums the pulls on one target body: each thread over every blockDim-th body, then the
 // block adds up its threads' sums. The terms are cpu_reference_forces's, added in another order, so the
 // two agree to a few units in the last place of a double (reference_on_device_tests.cu checks it), some
@@ -57,7 +57,7 @@ __global__ void reference_forces_kernel(const double* x, const double* m, long l
 
 }  // namespace
 
-Forces reference_forces(const State& s, double softening2, const std::vector<std::size_t>& targets) {
+Forces gpu_reference_forces(const State& s, double softening2, const std::vector<std::size_t>& targets) {
   const std::size_t count = targets.empty() ? s.size() : targets.size();
   Forces f{std::vector<double>(3 * count), std::vector<double>(count)};
   if (count == 0) return f;

@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "kit/kit.cuh"
+#include "kit/remote.hpp"
 #include "nbody.cuh"
 #include "nbody_setups.hpp"
 
@@ -76,8 +78,8 @@ struct Forces {
   std::vector<double> magnitude;  // per target: sum over j of |m_j r_ij| / (r_ij^2 + eps^2)^(3/2)
 };
 
-// Accelerations of the bodies `targets` (all n when empty) due to all n bodies, on the CPU. The checks
-// use reference_forces, the same sums on the GPU; this one is what that is checked against
+// Accelerations of the bodies `targets` (all n when empty) due to all n bodies, on the CPU: the
+// reference where the pairs are few (reference_forces), and what the GPU's sums are checked against
 // (reference_on_device_tests.cu).
 inline Forces cpu_reference_forces(const State& s, double softening2, const std::vector<std::size_t>& targets = {}) {
   const std::size_t n = s.size();
@@ -101,10 +103,25 @@ inline Forces cpu_reference_forces(const State& s, double softening2, const std:
   return f;
 }
 
-// The same accelerations, summed in double on the GPU by the judge (forces_on_device.cu). On the CPU, a
-// check of 32768 bodies took 1.3 s of each student's correctness tests, and the sampled check of a
-// timed call 0.16 s while the student held the GPU alone; on the GPU each takes milliseconds.
-Forces reference_forces(const State& s, double softening2, const std::vector<std::size_t>& targets = {});
+// The same accelerations, summed in double on the GPU by the judge (forces_on_device.cu): milliseconds,
+// where the CPU took 1.3 s of each student's correctness tests for 32768 bodies, and 0.16 s of each timed
+// call's sampled check while the student held the GPU alone. The bodies lie in the judge's device memory
+// meanwhile, so the caller holds a kit::remote::JudgeAlone: the runner stopped and none of its work on the
+// GPU (kit/remote.hpp says why).
+Forces gpu_reference_forces(const State& s, double softening2, const std::vector<std::size_t>& targets = {});
+
+// Pair interactions from which a reference is summed on the GPU. Below it the CPU's sums take a few
+// milliseconds of the cores, and spare the quiet moment a JudgeAlone must find among other students'
+// programs (one it cannot find sends the whole case to be run again with the GPU to itself).
+inline constexpr double kGpuReferenceFrom = 1 << 25;
+
+// The reference forces of the checks: on the GPU where they are many, on the CPU where they are few.
+inline Forces reference_forces(const State& s, double softening2, const std::vector<std::size_t>& targets = {}) {
+  const double count = static_cast<double>(targets.empty() ? s.size() : targets.size());
+  if (count * static_cast<double>(s.size()) < kGpuReferenceFrom) return cpu_reference_forces(s, softening2, targets);
+  const kit::remote::JudgeAlone alone("the reference forces");
+  return gpu_reference_forces(s, softening2, targets);
+}
 
 // The float error allowed in an acceleration, relative to the sum of the
 // magnitudes of its terms (lab.toml explains the two constants).
@@ -127,7 +144,15 @@ struct Leapfrog {
 inline Leapfrog reference_leapfrog(State s, int steps, double dt, double softening2) {
   const std::size_t n = s.size();
   const double rel = acceleration_error_scale(n), u = kUnitRoundoff;
-  Forces f = reference_forces(s, softening2);
+  // One JudgeAlone for the whole run where its forces are many, not one a step: each would have to find
+  // its own quiet moment among other students' programs.
+  const bool on_gpu = static_cast<double>(n) * static_cast<double>(n) * (steps + 1) >= kGpuReferenceFrom;
+  std::optional<kit::remote::JudgeAlone> alone;
+  if (on_gpu) alone.emplace("the reference simulation");
+  const auto forces_at = [&](const State& at) {
+    return on_gpu ? gpu_reference_forces(at, softening2) : cpu_reference_forces(at, softening2);
+  };
+  Forces f = forces_at(s);
   std::vector<double> ex(n, 0.0), ev(n, 0.0);
   for (int step = 0; step < steps; ++step) {
     std::vector<double> velocity_half(n);
@@ -141,7 +166,7 @@ inline Leapfrog reference_leapfrog(State s, int steps, double dt, double softeni
       velocity_half[i] = ev[i] + 0.5 * dt * rel * f.magnitude[i] + u * max_abs3(s.v, i);
       ex[i] += dt * velocity_half[i] + u * max_abs3(s.x, i);
     }
-    f = reference_forces(s, softening2);
+    f = forces_at(s);
     for (std::size_t i = 0; i < n; ++i) {
       for (int k = 0; k < 3; ++k) s.v[3 * i + k] += 0.5 * dt * f.a[3 * i + k];
       ev[i] = velocity_half[i] + 0.5 * dt * rel * f.magnitude[i] + u * max_abs3(s.v, i);

@@ -1,6 +1,6 @@
-// The forces every check of a student's kernel compares against are summed on the GPU
-// (reference_forces, forces_on_device.cu); here they are checked against the CPU's sums of the same
-// terms (cpu_reference_forces). The two add the same doubles in different orders, so each sum may
+// The forces the checks compare against are summed on the GPU where they are many
+// (gpu_reference_forces, forces_on_device.cu); here those sums are checked against the CPU's sums of
+// the same terms (cpu_reference_forces). The two add the same doubles in different orders, so each sum may
 // differ by the rounding of its additions: at most (n - 1) units of 2^-53 times the magnitude of its
 // terms for either, and a few more for each term's own operations, which the GPU may fuse. The
 // allowance, 2 (n + 4) 2^-53 times the magnitude, is some 10^-12 here, while a wrong term (softening
@@ -31,14 +31,15 @@ void expect_same_forces(const std::vector<float4>& pos, const std::string& what)
   CAPTURE(what);
   const State s = to_state(pos, {});
   const std::size_t n = pos.size();
+  const kit::remote::JudgeAlone alone("the reference forces");  // as every caller of gpu_reference_forces
   const Forces cpu = cpu_reference_forces(s, softening2());
-  const Forces gpu = reference_forces(s, softening2());
+  const Forces gpu = gpu_reference_forces(s, softening2());
   REQUIRE(gpu.a.size() == 3 * n);
   CHECK(sums_apart(gpu, cpu, n) == 0);
   // Chosen bodies, as a timed call's check asks: the first, one in the middle twice, and the last.
   const std::vector<std::size_t> targets{0, n / 2, n / 2, n - 1};
   const Forces cpu_at = cpu_reference_forces(s, softening2(), targets);
-  const Forces gpu_at = reference_forces(s, softening2(), targets);
+  const Forces gpu_at = gpu_reference_forces(s, softening2(), targets);
   REQUIRE(gpu_at.magnitude.size() == targets.size());
   CHECK(sums_apart(gpu_at, cpu_at, n) == 0);
   for (std::size_t t = 0; t < targets.size(); ++t) CHECK(gpu_at.magnitude[t] == gpu.magnitude[targets[t]]);
