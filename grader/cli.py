@@ -22,27 +22,11 @@ from grader.selfcheck import case_problems, check_lab
 
 NO_GPU_EXIT = classroom.NO_GPU_EXIT
 INTERRUPTED_EXIT = 130
-SANDBOX_EXIT = 5
+SANDBOX_EXIT = sandbox.UNAVAILABLE_EXIT
 
 
 def _labs(lab: str | None) -> list[str]:
     return [lab] if lab else list_labs()
-
-
-def _sandbox_for(untrusted: bool, no_sandbox: bool) -> None:
-    """Set this run's sandbox policy: required for untrusted code unless the TA opted out, loudly."""
-    why = sandbox.probe()
-    if no_sandbox or (why and not untrusted):
-        reason = "--no-sandbox was given" if no_sandbox else why
-        print(f"WARNING: running without the OS sandbox ({reason}). Student code can then read and write "
-              f"your files, reach the network and signal the grader; do this only with code you trust.",
-              file=sys.stderr)
-        sandbox.use(sandbox.Policy(enabled=False))
-        return
-    sandbox.use(sandbox.Policy(enabled=True))
-    sandbox.require()
-    if note := sandbox.caveat():
-        print(f"Note on the sandbox: {note}.", file=sys.stderr)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -54,7 +38,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"grade: the submission {args.submission} does not exist (give a student's folder or .zip)",
               file=sys.stderr)
         return 2
-    _sandbox_for(untrusted=bool(args.submission), no_sandbox=args.no_sandbox)
+    sandbox.apply_policy(untrusted=bool(args.submission), opted_out=args.no_sandbox)
     labs = _labs(args.lab)
     totals = []
     not_run = []  # (lab, why) of the labs whose tests did not run at all
@@ -138,7 +122,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     ncu = _find_ncu_or_say()
     if ncu is None:
         return 2
-    _sandbox_for(untrusted=False, no_sandbox=False)  # your own files: the build is checked as grading checks it
+    sandbox.apply_policy(untrusted=False, opted_out=False)  # your own files: the build is checked as grading checks it
     workroot = fresh_workroot()
     try:
         if args.variant:
@@ -187,7 +171,7 @@ def _profile_check(args: argparse.Namespace) -> int:
     ncu = _find_ncu_or_say()
     if ncu is None:
         return 2
-    _sandbox_for(untrusted=False, no_sandbox=False)  # the instructor's own variants, compiled as grading would
+    sandbox.apply_policy(untrusted=False, opted_out=False)  # the instructor's own variants, compiled as grading would
     lock = GpuLock(list_gpus()[0].key)
     failed = []
     started = time.monotonic()
@@ -240,7 +224,7 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
         print("grade-class: --out is needed (the folder the results and the gradebook go to)", file=sys.stderr)
         return 2
     out = Path(args.out)
-    _sandbox_for(untrusted=True, no_sandbox=args.no_sandbox)
+    sandbox.apply_policy(untrusted=True, opted_out=args.no_sandbox)
     options = classroom.ClassOptions(
         jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=args.regrade == [],
         regrade=frozenset(args.regrade or ()),
@@ -446,7 +430,7 @@ def cmd_check_cases(args: argparse.Namespace) -> int:
 
 
 def cmd_selfcheck(args: argparse.Namespace) -> int:
-    _sandbox_for(untrusted=False, no_sandbox=args.no_sandbox)  # the grading runs exactly as a TA's would
+    sandbox.apply_policy(untrusted=False, opted_out=args.no_sandbox)  # the grading runs exactly as a TA's would
     build_dir = Path(args.build_dir).resolve()
     build.require_graded_build(build_dir)
     configs = [load_lab(lab) for lab in (args.lab or list_labs())]
@@ -490,7 +474,7 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
 
 def cmd_journey(args: argparse.Namespace) -> int:
     """Time every step of a lab's journey (hidden.toml [journey]) beside its peer, in one run."""
-    _sandbox_for(untrusted=False, no_sandbox=args.no_sandbox)
+    sandbox.apply_policy(untrusted=False, opted_out=args.no_sandbox)
     config = load_lab(args.lab)
     if config.journey is None:
         print(f"{config.name} has no journey (solutions/{config.name}/hidden.toml [journey])", file=sys.stderr)

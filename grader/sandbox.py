@@ -36,6 +36,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -178,6 +179,27 @@ def require() -> None:
     """Raise SandboxUnavailable, with the reason, when the policy wants a sandbox and none works."""
     if _policy.enabled and (why := probe()):
         raise SandboxUnavailable(why)
+
+
+# The exit status of a grader run that refused to grade untrusted code without a sandbox.
+UNAVAILABLE_EXIT = 5
+
+
+def apply_policy(untrusted: bool, opted_out: bool) -> None:
+    """Set this run's policy, as every command that grades does: the sandbox required for untrusted code (raising
+    SandboxUnavailable where none works) unless the TA opted out, which is said loudly on stderr."""
+    why = probe()
+    if opted_out or (why and not untrusted):
+        reason = "--no-sandbox was given" if opted_out else why
+        print(f"WARNING: running without the OS sandbox ({reason}). Student code can then read and write "
+              f"your files, reach the network and signal the grader; do this only with code you trust.",
+              file=sys.stderr)
+        use(Policy(enabled=False))
+        return
+    use(Policy(enabled=True))
+    require()
+    if note := caveat():
+        print(f"Note on the sandbox: {note}.", file=sys.stderr)
 
 
 def confine(command: list[str], spec: Spec) -> list[str]:

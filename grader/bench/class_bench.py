@@ -1,5 +1,8 @@
 """How long grading a class takes: a generated class of N submissions of one lab, graded by grade-class.
 
+The class is graded in the OS sandbox, as grade-class grades a TA's: where none can run, the bench
+refuses as grade-class does, and --no-sandbox measures without it (the report's "sandboxed" says which).
+
     python3 -m grader.bench.class_bench --lab 01-vector-add --n 200 [--out DIR]
     make bench-class LAB=01-vector-add N=200
 
@@ -38,7 +41,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from grader import buildinfo, classroom, summary
+from grader import buildinfo, classroom, sandbox, summary
 from grader.config import REPO_ROOT, LabConfig, load_lab
 from grader.errors import GraderError, NoGpu
 from grader.gpulock import choose_gpus, host_gpus
@@ -632,10 +635,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rival", action="store_true", help="a second grader grades a copy of the class meanwhile")
     parser.add_argument("--judge-per-program", action="store_true",
                         help="start a judge for each test program, as grading did before serving judges")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="grade outside the OS sandbox, where none can run: grade-class would refuse, so the "
+                             "figures are not a TA's (the report says so)")
     args = parser.parse_args(argv)
     interrupt_on_sigterm()  # a bench that `timeout` ends reports what was graded, as after Ctrl-C
 
     config = load_lab(args.lab)
+    try:  # the class graded as grade-class grades it: generated submissions count as a class's, untrusted
+        sandbox.apply_policy(untrusted=True, opted_out=args.no_sandbox)
+    except sandbox.SandboxUnavailable as error:
+        print(f"class_bench: the OS sandbox cannot run here ({error}), and grade-class would refuse to grade a class "
+              f"without it; --no-sandbox measures without it.", file=sys.stderr)
+        return sandbox.UNAVAILABLE_EXIT
     out = Path(args.out or tempfile.mkdtemp(prefix="kit-bench-")).resolve()
     if args.submissions:
         submissions = Path(args.submissions).resolve()
@@ -645,7 +657,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(submissions, ignore_errors=True)
         kinds = make_class(config, args.n, submissions)
     report: dict = {"lab": args.lab, "n": len(kinds), "cores": cores(), "runs": [],
-                    "judges": "one per program" if args.judge_per_program else "serving"}
+                    "judges": "one per program" if args.judge_per_program else "serving",
+                    "sandboxed": sandbox.current().enabled}
     stop = threading.Event()
     rival = None
     if args.rival:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import proc
+from grader import proc, sandbox
 from grader.bench import class_bench
 from grader.config import REPO_ROOT, ConfigError
 
@@ -358,6 +358,10 @@ def test_a_run_records_table_counts_the_reference_once_and_only_from_an_even_sam
     assert row[5:8] == ["631", "591", "1.25"] and row[9] == "rgb_to_gray_kernel 0.89-1.06"
     few = {**run, "graded": 12, "per_student_s": None, "class_of_200_s": None}
     assert table.row("1", {"lab": "08-streams", "n": 200, "runs": [few]})[4:7] == ["-", "-", "-"]
+    # A bench run outside the sandbox is named so; reports from before the bench said are left as they were.
+    assert row[1] == "02-picture-kernel"
+    assert table.row("3", {"lab": "02-picture-kernel", "n": 200, "sandboxed": False, "runs": [run]})[1] == \
+        "02-picture-kernel (no sandbox)"
 
 
 def test_the_report_is_written_when_a_program_still_writes_in_the_work_folder(monkeypatch, tmp_path: Path):
@@ -379,6 +383,7 @@ def test_the_report_is_written_when_a_program_still_writes_in_the_work_folder(mo
         return class_bench.classroom.ClassResult(students=[], summary="", stopped=True)
 
     monkeypatch.setattr(class_bench.classroom, "grade_class", grade_class)
+    monkeypatch.setattr(sandbox, "_policy", sandbox.current())  # the bench sets this process's policy: put back
     try:
         assert class_bench.main(["--lab", "01-vector-add", "--n", "20", "--out", str(tmp_path)]) == 0
     finally:
@@ -386,3 +391,41 @@ def test_the_report_is_written_when_a_program_still_writes_in_the_work_folder(mo
             writer.join()
     report = json.loads((tmp_path / "bench.json").read_text())
     assert report["runs"][0]["stopped"] is True
+
+
+def _graded_policies(monkeypatch) -> list[bool]:
+    """Stands in for the class's grading: the sandbox policy each grading ran under."""
+    policies = []
+
+    def grade_class(config, submissions, graded, work, options):
+        policies.append(sandbox.current().enabled)
+        graded.mkdir(parents=True, exist_ok=True)
+        return class_bench.classroom.ClassResult(students=[], summary="", stopped=True)
+
+    monkeypatch.setattr(class_bench.classroom, "grade_class", grade_class)
+    monkeypatch.setattr(sandbox, "_policy", sandbox.current())  # the bench sets this process's policy: put back
+    return policies
+
+
+def test_the_bench_grades_in_the_sandbox_as_grade_class_does(monkeypatch, tmp_path: Path):
+    """Before 2026-11-29 the bench never set the policy, so every class it timed ran outside the sandbox, which no
+    TA's grade-class does."""
+    policies = _graded_policies(monkeypatch)
+    monkeypatch.setattr(sandbox, "_working_mode", lambda: ("plain", ""))
+    assert class_bench.main(["--lab", "01-vector-add", "--n", "20", "--out", str(tmp_path)]) == 0
+    assert policies == [True]
+    assert json.loads((tmp_path / "bench.json").read_text())["sandboxed"] is True
+
+
+def test_without_a_sandbox_the_bench_refuses_unless_told_and_its_report_says_so(monkeypatch, tmp_path: Path, capsys):
+    policies = _graded_policies(monkeypatch)
+    monkeypatch.setattr(sandbox, "_working_mode", lambda: ("", "bubblewrap is not installed"))
+    assert class_bench.main(["--lab", "01-vector-add", "--n", "20", "--out", str(tmp_path)]) == sandbox.UNAVAILABLE_EXIT
+    assert "grade-class would refuse" in capsys.readouterr().err
+    assert policies == [] and not (tmp_path / "bench.json").exists()
+
+    assert class_bench.main(["--lab", "01-vector-add", "--n", "20", "--out", str(tmp_path), "--no-sandbox"]) == 0
+    assert policies == [False]
+    assert json.loads((tmp_path / "bench.json").read_text())["sandboxed"] is False
+    assert "WARNING: running without the OS sandbox" in capsys.readouterr().err
+

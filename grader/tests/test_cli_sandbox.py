@@ -17,6 +17,6 @@ def test_grading_a_submission_without_a_sandbox_is_refused(monkeypatch, tmp_path
 
 def test_no_sandbox_flag_warns_and_goes_on(monkeypatch, tmp_path: Path, capsys):
     monkeypatch.setattr(sandbox, "_working_mode", lambda: ("", "bubblewrap is not installed"))
-    cli._sandbox_for(untrusted=True, no_sandbox=True)
+    sandbox.apply_policy(untrusted=True, opted_out=True)
     assert not sandbox.current().enabled
     assert "WARNING: running without the OS sandbox" in capsys.readouterr().err

@@ -210,7 +210,7 @@ def test_the_check_command_gives_one_verdict_a_lab_and_exits_1_when_one_fails(tm
     root = tmp_path / "repo"
     toy_lab(root, CHECKED)
     monkeypatch.setattr(cli, "load_lab", lambda lab: load_lab(lab, root))
-    monkeypatch.setattr(cli, "_sandbox_for", lambda untrusted, no_sandbox: None)
+    monkeypatch.setattr(sandbox, "apply_policy", lambda untrusted, opted_out: None)
     for sectors, code, verdict in ((32, 0, "passed"), (5, 1, "FAILED")):
         ncu = by_binary_ncu(tmp_path, {"reference": {"toy_kernel": measured(4)},
                                        "slow-scattered": {"toy_kernel": measured(sectors)}})
@@ -228,7 +228,7 @@ def profile_command_on_toy_lab(tmp_path: Path, monkeypatch, hidden: str, sectors
     root = tmp_path / "repo"
     toy_lab(root, hidden)
     monkeypatch.setattr(cli, "load_lab", lambda lab: load_lab(lab, root))
-    monkeypatch.setattr(cli, "_sandbox_for", lambda untrusted, no_sandbox: None)
+    monkeypatch.setattr(sandbox, "apply_policy", lambda untrusted, opted_out: None)
     monkeypatch.setattr(cli, "build_reference", lambda config, folder: grade.build_reference(config, folder))
     monkeypatch.setattr(cli, "check_configured", lambda config, configured: None)
     ncu = by_binary_ncu(tmp_path, {name: {"toy_kernel": measured(sectors)}

@@ -22,7 +22,8 @@ def row(call: str, report: dict) -> list[str]:
     ratios = "; ".join(f"{name} {t['ratio_min']:.2f}-{t['ratio_max']:.2f}"
                        for name, t in run.get("reference_copies_timed", {}).items())
     alone = run.get("phases_s", {}).get("serial_and_timing_s", {}).get("mean")
-    return [call, report["lab"], f"{graded} of {report['n']}", f"{run['total_s']:.1f}",
+    lab = report["lab"] + (" (no sandbox)" if report.get("sandboxed") is False else "")
+    return [call, lab, f"{graded} of {report['n']}", f"{run['total_s']:.1f}",
             str(run.get("per_student_s") or "-"), f"{run['class_of_200_s']:,.0f}" if run.get("class_of_200_s") else "-",
             f"{paid_once:,.0f}" if paid_once else "-", str(alone or "-"), run.get("references_full_marks", "-"),
             ratios or "-"]
