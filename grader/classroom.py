@@ -48,8 +48,11 @@
   with CUDA_VISIBLE_DEVICES naming that GPU, grading its share of the students
   against a reference build made once here (see grade_on_lanes). The lanes
   share the roster as they go: each claims the next student whenever it has
-  room for one more in flight (LANE_ROOM), so a lane held up by a submission
-  that hangs takes fewer students instead of finishing last.
+  room for one more in flight (lane_room), so a lane held up by a submission
+  that hangs takes fewer students instead of finishing last. While a lane's
+  timing waits behind one of its programs that looks hung, the students
+  waiting for their timing lend their room (see ClassGrading._borrow): its
+  other correctness runs go on, as they do in a grader that has the GPU alone.
 """
 from __future__ import annotations
 
@@ -75,8 +78,8 @@ from grader.gpulock import Gpu, GpuLock, list_gpus
 from grader.progress import Counts, Progress, read_counts
 from grader.proc import cores, run_process
 from grader.run.outcomes import CaseOutcome, RunInfo
-from grader.run.schedule import (Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, scored_measurements,
-                                  time_reference)
+from grader.run.schedule import (REFERENCE_TIMES, Evaluation, ProgramRun, hold, plan, sanitizer_wrappers,
+                                  scored_measurements, time_reference)
 from grader.run.servers import JudgeServers
 from grader.score import (NOT_RUN_WORTH_NO_POINTS, NOT_TIMED, NOT_TIMED_WORTH_NO_POINTS, Scored, score_lab,
                           unmet_requirements)
@@ -93,6 +96,8 @@ ALONE_BATCH = 8
 ALONE_GATHER_S = 20.0
 LANE_TIMEOUT_S = 7 * 24 * 3600
 LANE_POLL_S = 1.0
+# How often a lane with no room left looks again for a place to borrow (ClassGrading._borrow).
+BORROW_POLL_S = 0.1
 NO_GPU_EXIT = 3
 
 
@@ -361,6 +366,10 @@ class ClassGrading:
         self.afresh_said = threading.Event()  # builds that could not reuse the reference's configuration: said once
         self.servers: JudgeServers | None = None  # the reference judge's serving processes, once it is built
         self.room: threading.Semaphore | None = None  # with claims_dir: room for more students in flight
+        self.room_guard = threading.Lock()
+        self.borrowed = 0  # students claimed beyond the room (_borrow), paid back first as students settle
+        self.awaiting_alone = 0  # students queued for their serial tests and timing whose hold has not ended
+        self.alone_s = [0.0, 0]  # seconds of serial tests and timing, and the students they were for
 
     # -- the run ------------------------------------------------------------------------------------------
 
@@ -413,23 +422,56 @@ class ClassGrading:
         this lane has room for another student in flight, and only if no other lane claimed them first."""
         if self.room is None:
             return True
-        while not self.room.acquire(timeout=LANE_POLL_S):
+        while not (self.room.acquire(timeout=BORROW_POLL_S) or self._borrow()):
             if self._stop_requested():
                 return False
         if self._stop_requested():
-            self.room.release()
+            self._settled()
             return False
         try:
             os.close(os.open(self.options.claims_dir / student.name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
-            self.room.release()
+            self._settled()
             return False
         return True
 
+    def _borrow(self) -> bool:
+        """Room for one more student beyond the lane's own, while its timing waits behind one of its correctness
+        programs that looks hung (GpuLock.suspect_hold), such as a kernel that never ends, held to its case's time
+        limit. Without it the students waiting for their timing fill the room and the lane stands idle for that
+        long, though its other correctness slots are free; a grader with one GPU, whose room is the whole class,
+        grades on meanwhile. Each student waiting lends one place, and the timing queued stays within one case
+        time limit, so the lane ends no later than the hang it covers would have made it."""
+        with self.room_guard:
+            queued_s = (self.awaiting_alone + 1) * self._alone_s_each()
+            if (self.borrowed >= self.awaiting_alone or queued_s > self.config.timeout_s
+                    or not self.lock.suspect_hold()):
+                return False
+            self.borrowed += 1
+            return True
+
+    def _alone_s_each(self) -> float:
+        """The seconds of serial tests and timing a student took in this lane (the reference's timing run, before
+        any student's)."""
+        seconds, students = self.alone_s
+        if students:
+            return seconds / students
+        return self.phases_s["reference_timing_s"] / REFERENCE_TIMES or 1.0
+
     def _settled(self) -> None:
-        """A student's result is written or kept: room for the next one (claims_dir)."""
-        if self.room is not None:
-            self.room.release()
+        """A student's result is written or kept: room for the next one (claims_dir); a borrowed place is
+        paid back first."""
+        if self.room is None:
+            return
+        with self.room_guard:
+            if self.borrowed:
+                self.borrowed -= 1
+                return
+        self.room.release()
+
+    def _count_awaiting_alone(self, change: int) -> None:
+        with self.room_guard:
+            self.awaiting_alone += change
 
     def _stop_requested(self, gpu_needed: bool = True) -> bool:
         """Whether to stop: interrupted, the reference is broken, or (for what runs on the GPU) there is none.
@@ -579,6 +621,7 @@ class ClassGrading:
         state.run.run_beside(self.tests.beside, before_each=self._check_stop)
         state.phases_s["correctness_s"] = time.monotonic() - started
         if self.tests.alone or state.run.busy_beside or self._timing_possible(state, assume_alone_pass=True):
+            self._count_awaiting_alone(+1)
             self.alone.put(state)
         else:
             self._score(state)
@@ -605,8 +648,11 @@ class ClassGrading:
             batch = self._gather_batch()
             last = batch[-1] is None
             batch = [state for state in batch if state is not None]
-            if batch and self.reference is not None and not self._stop_requested():
-                self._serial_and_timing(batch)
+            try:
+                if batch and self.reference is not None and not self._stop_requested():
+                    self._serial_and_timing(batch)
+            finally:
+                self._count_awaiting_alone(-len(batch))
         if self.students_timed and self.reference is not None and not self._stop_requested():
             self._time_reference_again()
 
@@ -631,6 +677,7 @@ class ClassGrading:
         one exclusive hold; then their scores."""
         done = []
         with hold(self.lock, alone=True) as waited:
+            held_from = time.monotonic()
             for state in batch:
                 if self._stop_requested():
                     break
@@ -646,6 +693,9 @@ class ClassGrading:
                 state.run.lock_wait["exclusive_s"] += waited
                 state.phases_s["serial_and_timing_s"] = time.monotonic() - started
                 done.append(state)
+        if done:
+            with self.room_guard:
+                self.alone_s = [self.alone_s[0] + time.monotonic() - held_from, self.alone_s[1] + len(done)]
         self.students_timed += len(done)
         if self.options.profile:
             for state in done:
