@@ -139,6 +139,7 @@ class ClassOptions:
     # A lane of a multi-GPU run: where the lanes claim their students (one empty file each), so that they share the
     # roster as they have room instead of taking every n-th student. None: grade every student given.
     claims_dir: Path | None = None
+    lanes: int = 1  # the lanes sharing that roster
 
 
 @dataclass(frozen=True)
@@ -370,6 +371,8 @@ class ClassGrading:
         self.borrowed = 0  # students claimed beyond the room (_borrow), paid back first as students settle
         self.awaiting_alone = 0  # students queued for their serial tests and timing whose hold has not ended
         self.alone_s = [0.0, 0]  # seconds of serial tests and timing, and the students they were for
+        self.settled = 0  # students whose result is written or kept
+        self.started = time.monotonic()
 
     # -- the run ------------------------------------------------------------------------------------------
 
@@ -426,12 +429,12 @@ class ClassGrading:
             if self._stop_requested():
                 return False
         if self._stop_requested():
-            self._settled()
+            self._give_back_room()
             return False
         try:
             os.close(os.open(self.options.claims_dir / student.name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
-            self._settled()
+            self._give_back_room()
             return False
         return True
 
@@ -440,15 +443,30 @@ class ClassGrading:
         programs that looks hung (GpuLock.suspect_hold), such as a kernel that never ends, held to its case's time
         limit. Without it the students waiting for their timing fill the room and the lane stands idle for that
         long, though its other correctness slots are free; a grader with one GPU, whose room is the whole class,
-        grades on meanwhile. Each student waiting lends one place, and the timing queued stays within one case
-        time limit, so the lane ends no later than the hang it covers would have made it."""
+        grades on meanwhile. Each student waiting lends one place. The timing queued here stays within one case
+        time limit, and within what the other lanes' share of the students not yet claimed will keep them busy
+        for: a student borrowed is one they would have graded, and timed here once the hang ends, it must not
+        leave them idle at the end (lab 01 on two H200s, before that bound: one lane ended 50 s after the
+        other)."""
         with self.room_guard:
+            if self.borrowed >= self.awaiting_alone or not self.lock.suspect_hold():
+                return False
             queued_s = (self.awaiting_alone + 1) * self._alone_s_each()
-            if (self.borrowed >= self.awaiting_alone or queued_s > self.config.timeout_s
-                    or not self.lock.suspect_hold()):
+            if queued_s > min(self.config.timeout_s, self._others_busy_s()):
                 return False
             self.borrowed += 1
             return True
+
+    def _others_busy_s(self) -> float:
+        """How long another lane's share of the students no lane has claimed yet (shared evenly among all the
+        lanes) will keep it busy, at this lane's pace so far; infinite with no other lane."""
+        if self.options.lanes <= 1 or self.options.claims_dir is None:
+            return float("inf")
+        if not self.settled:
+            return 0.0
+        unclaimed = len(self.students) - sum(1 for _ in self.options.claims_dir.iterdir())
+        pace_s = (time.monotonic() - self.started) / self.settled
+        return unclaimed * pace_s / self.options.lanes
 
     def _alone_s_each(self) -> float:
         """The seconds of serial tests and timing a student took in this lane (the reference's timing run, before
@@ -459,8 +477,13 @@ class ClassGrading:
         return self.phases_s["reference_timing_s"] / REFERENCE_TIMES or 1.0
 
     def _settled(self) -> None:
-        """A student's result is written or kept: room for the next one (claims_dir); a borrowed place is
-        paid back first."""
+        """A student's result is written or kept: room for the next one (claims_dir)."""
+        with self.room_guard:
+            self.settled += 1
+        self._give_back_room()
+
+    def _give_back_room(self) -> None:
+        """A place in the room given back; a borrowed one is paid back first."""
         if self.room is None:
             return
         with self.room_guard:
@@ -826,6 +849,8 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
     students = roster(submissions, shard)
     if lane is not None and options.claims_dir is None:
         students = students[lane[0]::lane[1]]
+    if lane is not None:
+        options = replace(options, lanes=lane[1])
     if not students:  # an empty share (of a small class, or an empty folder) has nothing to build, run or time
         return ClassResult([], class_outputs(config, out_dir, []) if lane is None else "")
     sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing

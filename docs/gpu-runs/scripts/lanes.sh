@@ -2,9 +2,17 @@
 # GPU (a lane each), in one session, so that the two times compare. Each run is stopped (SIGTERM: the bench reports
 # what it graded) at BUDGET seconds. EXTRA adds class_bench options (--judge-per-program, say) to every run.
 #   LAB=01-vector-add N=200 WHICH="one all" BUDGET=290 bash docs/gpu-runs/scripts/lanes.sh
-# Writes $OUT/r/<which>.json (the bench's report) and $OUT/r/<which>.log, tarred into $OUT/lanes.tgz.
+# Writes $OUT/r/<which>.json (the bench's report), $OUT/r/<which>.log and $OUT/r/<which>-students.tsv (each
+# student's lane and span), tarred into $OUT/lanes.tgz.
 source "$(dirname "$0")/common.sh"
 mkdir -p "$OUT/r"
+# A fresh machine is slower at first (files read for the first time, memory the host grows as it is used): a
+# class of WARM students first, on every GPU, so that neither timed run pays for it (0: none).
+if [ "${WARM:-10}" -gt 0 ]; then
+  echo "== warm-up: ${WARM:-10} students at $(elapsed)s"
+  python3 -m grader.bench.class_bench --lab "${LAB:-01-vector-add}" --n "${WARM:-10}" --out /tmp/bench/warm \
+    > "$OUT/r/warm.log" 2>&1 || echo "warm-up rc=$?"
+fi
 for which in ${WHICH:-one all}; do
   case $which in
     one*) visible=0 ;;
@@ -17,6 +25,23 @@ for which in ${WHICH:-one all}; do
     --lab "${LAB:-01-vector-add}" --n "${N:-200}" --out "/tmp/bench/$which" ${EXTRA:-} > "$OUT/r/$which.log" 2>&1
   echo "rc=$?"
   cp "/tmp/bench/$which/bench.json" "$OUT/r/$which.json" 2>/dev/null || echo "$which: no bench.json"
+  # Each student's lane and when their first program began and their last ended (s from the first of all):
+  # where the lanes' time went, beside the bench's sums.
+  python3 - "/tmp/bench/$which" > "$OUT/r/$which-students.tsv" <<'PY' || true
+import json, sys
+from pathlib import Path
+rows = []
+for path in sorted(Path(sys.argv[1]).glob("*/student-*/results.json")):
+    extra = json.loads(path.read_text()).get("extra_data", {})
+    spans = [p["at"] for p in extra.get("programs", [])]
+    if spans:
+        rows.append((path.parent.name, extra.get("lane", {}).get("gpu", "?")[:12], min(a for a, _ in spans),
+                     max(b for _, b in spans), len(spans)))
+start = min((r[2] for r in rows), default=0)
+print("student\tgpu\tfirst_s\tlast_s\tprograms")
+for name, gpu, first, last, count in sorted(rows, key=lambda r: r[2]):
+    print(f"{name}\t{gpu}\t{first - start:.1f}\t{last - start:.1f}\t{count}")
+PY
   grep -E "s a student|students graded|wall" "$OUT/r/$which.log" | tail -2
 done
 tar -C "$OUT" -czf "$OUT/lanes.tgz" r gpu.txt
