@@ -48,11 +48,8 @@
   with CUDA_VISIBLE_DEVICES naming that GPU, grading its share of the students
   against a reference build made once here (see grade_on_lanes). The lanes
   share the roster as they go: each claims the next student whenever it has
-  room for one more in flight (lane_room), so a lane held up by a submission
-  that hangs takes fewer students instead of finishing last. While a lane's
-  timing waits behind one of its programs that looks hung, the students
-  waiting for their timing lend their room (see ClassGrading._borrow): its
-  other correctness runs go on, as they do in a grader that has the GPU alone.
+  room for one more in flight (LANE_ROOM), so a lane held up by a submission
+  that hangs takes fewer students instead of finishing last.
 """
 from __future__ import annotations
 
@@ -78,8 +75,8 @@ from grader.gpulock import Gpu, GpuLock, list_gpus
 from grader.progress import Counts, Progress, read_counts
 from grader.proc import cores, run_process
 from grader.run.outcomes import CaseOutcome, RunInfo
-from grader.run.schedule import (REFERENCE_TIMES, Evaluation, ProgramRun, hold, plan, sanitizer_wrappers,
-                                  scored_measurements, time_reference)
+from grader.run.schedule import (Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, scored_measurements,
+                                  time_reference)
 from grader.run.servers import JudgeServers
 from grader.score import (NOT_RUN_WORTH_NO_POINTS, NOT_TIMED, NOT_TIMED_WORTH_NO_POINTS, Scored, score_lab,
                           unmet_requirements)
@@ -96,8 +93,6 @@ ALONE_BATCH = 8
 ALONE_GATHER_S = 20.0
 LANE_TIMEOUT_S = 7 * 24 * 3600
 LANE_POLL_S = 1.0
-# How often a lane with no room left looks again for a place to borrow (ClassGrading._borrow).
-BORROW_POLL_S = 0.1
 NO_GPU_EXIT = 3
 
 
@@ -139,7 +134,6 @@ class ClassOptions:
     # A lane of a multi-GPU run: where the lanes claim their students (one empty file each), so that they share the
     # roster as they have room instead of taking every n-th student. None: grade every student given.
     claims_dir: Path | None = None
-    lanes: int = 1  # the lanes sharing that roster
 
 
 @dataclass(frozen=True)
@@ -367,12 +361,6 @@ class ClassGrading:
         self.afresh_said = threading.Event()  # builds that could not reuse the reference's configuration: said once
         self.servers: JudgeServers | None = None  # the reference judge's serving processes, once it is built
         self.room: threading.Semaphore | None = None  # with claims_dir: room for more students in flight
-        self.room_guard = threading.Lock()
-        self.borrowed = 0  # students claimed beyond the room (_borrow), paid back first as students settle
-        self.awaiting_alone = 0  # students queued for their serial tests and timing whose hold has not ended
-        self.alone_s = [0.0, 0]  # seconds of serial tests and timing, and the students they were for
-        self.settled = 0  # students whose result is written or kept
-        self.started = time.monotonic()
 
     # -- the run ------------------------------------------------------------------------------------------
 
@@ -425,76 +413,23 @@ class ClassGrading:
         this lane has room for another student in flight, and only if no other lane claimed them first."""
         if self.room is None:
             return True
-        while not (self.room.acquire(timeout=BORROW_POLL_S) or self._borrow()):
+        while not self.room.acquire(timeout=LANE_POLL_S):
             if self._stop_requested():
                 return False
         if self._stop_requested():
-            self._give_back_room()
+            self.room.release()
             return False
         try:
             os.close(os.open(self.options.claims_dir / student.name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
-            self._give_back_room()
+            self.room.release()
             return False
         return True
 
-    def _borrow(self) -> bool:
-        """Room for one more student beyond the lane's own, while its timing waits behind one of its correctness
-        programs that looks hung (GpuLock.suspect_hold), such as a kernel that never ends, held to its case's time
-        limit. Without it the students waiting for their timing fill the room and the lane stands idle for that
-        long, though its other correctness slots are free; a grader with one GPU, whose room is the whole class,
-        grades on meanwhile. Each student waiting lends one place. The timing queued here stays within one case
-        time limit, and within what the other lanes' share of the students not yet claimed will keep them busy
-        for: a student borrowed is one they would have graded, and timed here once the hang ends, it must not
-        leave them idle at the end (lab 01 on two H200s, before that bound: one lane ended 50 s after the
-        other)."""
-        with self.room_guard:
-            if self.borrowed >= self.awaiting_alone or not self.lock.suspect_hold():
-                return False
-            queued_s = (self.awaiting_alone + 1) * self._alone_s_each()
-            if queued_s > min(self.config.timeout_s, self._others_busy_s()):
-                return False
-            self.borrowed += 1
-            return True
-
-    def _others_busy_s(self) -> float:
-        """How long another lane's share of the students no lane has claimed yet (shared evenly among all the
-        lanes) will keep it busy, at this lane's pace so far; infinite with no other lane."""
-        if self.options.lanes <= 1 or self.options.claims_dir is None:
-            return float("inf")
-        if not self.settled:
-            return 0.0
-        unclaimed = len(self.students) - sum(1 for _ in self.options.claims_dir.iterdir())
-        pace_s = (time.monotonic() - self.started) / self.settled
-        return unclaimed * pace_s / self.options.lanes
-
-    def _alone_s_each(self) -> float:
-        """The seconds of serial tests and timing a student took in this lane (the reference's timing run, before
-        any student's)."""
-        seconds, students = self.alone_s
-        if students:
-            return seconds / students
-        return self.phases_s["reference_timing_s"] / REFERENCE_TIMES or 1.0
-
     def _settled(self) -> None:
         """A student's result is written or kept: room for the next one (claims_dir)."""
-        with self.room_guard:
-            self.settled += 1
-        self._give_back_room()
-
-    def _give_back_room(self) -> None:
-        """A place in the room given back; a borrowed one is paid back first."""
-        if self.room is None:
-            return
-        with self.room_guard:
-            if self.borrowed:
-                self.borrowed -= 1
-                return
-        self.room.release()
-
-    def _count_awaiting_alone(self, change: int) -> None:
-        with self.room_guard:
-            self.awaiting_alone += change
+        if self.room is not None:
+            self.room.release()
 
     def _stop_requested(self, gpu_needed: bool = True) -> bool:
         """Whether to stop: interrupted, the reference is broken, or (for what runs on the GPU) there is none.
@@ -644,7 +579,6 @@ class ClassGrading:
         state.run.run_beside(self.tests.beside, before_each=self._check_stop)
         state.phases_s["correctness_s"] = time.monotonic() - started
         if self.tests.alone or state.run.busy_beside or self._timing_possible(state, assume_alone_pass=True):
-            self._count_awaiting_alone(+1)
             self.alone.put(state)
         else:
             self._score(state)
@@ -671,11 +605,8 @@ class ClassGrading:
             batch = self._gather_batch()
             last = batch[-1] is None
             batch = [state for state in batch if state is not None]
-            try:
-                if batch and self.reference is not None and not self._stop_requested():
-                    self._serial_and_timing(batch)
-            finally:
-                self._count_awaiting_alone(-len(batch))
+            if batch and self.reference is not None and not self._stop_requested():
+                self._serial_and_timing(batch)
         if self.students_timed and self.reference is not None and not self._stop_requested():
             self._time_reference_again()
 
@@ -700,7 +631,6 @@ class ClassGrading:
         one exclusive hold; then their scores."""
         done = []
         with hold(self.lock, alone=True) as waited:
-            held_from = time.monotonic()
             for state in batch:
                 if self._stop_requested():
                     break
@@ -716,9 +646,6 @@ class ClassGrading:
                 state.run.lock_wait["exclusive_s"] += waited
                 state.phases_s["serial_and_timing_s"] = time.monotonic() - started
                 done.append(state)
-        if done:
-            with self.room_guard:
-                self.alone_s = [self.alone_s[0] + time.monotonic() - held_from, self.alone_s[1] + len(done)]
         self.students_timed += len(done)
         if self.options.profile:
             for state in done:
@@ -849,8 +776,6 @@ def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: P
     students = roster(submissions, shard)
     if lane is not None and options.claims_dir is None:
         students = students[lane[0]::lane[1]]
-    if lane is not None:
-        options = replace(options, lanes=lane[1])
     if not students:  # an empty share (of a small class, or an empty folder) has nothing to build, run or time
         return ClassResult([], class_outputs(config, out_dir, []) if lane is None else "")
     sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing

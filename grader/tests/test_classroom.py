@@ -413,57 +413,6 @@ def test_lanes_sharing_the_roster_grade_each_student_once_and_a_held_up_lane_tak
     assert len(by_lane[held_up]) + 4 <= len(by_lane[other]), by_lane
 
 
-def test_a_lane_whose_timing_waits_behind_a_hung_program_grades_on_beside_it(lab, tmp_path: Path, monkeypatch):
-    """The students waiting for their timing lend their room while the lane's timing waits behind a program that
-    looks hung: the lane's free correctness slots go on with the roster, as a grader with the whole class in
-    flight does, instead of standing idle until the hung program's time limit."""
-    config, fakes, log = lab
-    monkeypatch.setattr(classroom, "ALONE_BATCH", 1)  # room for four students in flight
-    monkeypatch.setattr("grader.gpulock.SUSPECT_AFTER_S", 0.3)
-    for k in range(16):  # s04 hangs 4 s, its case's limit, once the first students are timed
-        submit(tmp_path / "in", f"s{k:02d}", toy('{"hang": ["toy: hangs when broken"]}' if k == 4 else "{}"))
-    claims = tmp_path / "claims"
-    claims.mkdir()
-    lane = classroom.ClassGrading(config, classroom.roster(tmp_path / "in"), tmp_path / "out", tmp_path / "work",
-                                  classroom.ClassOptions(jobs=1, gpu_jobs=2, claims_dir=claims),
-                                  Gpu(key="gpu-0", visible="0", name="GPU 0"), open("/dev/null", "w"))
-    assert lane.run()
-    cases = [json.loads(line) for line in log.read_text().splitlines()]
-    hang_from = next(c["end"] for c in cases if c["who"] == "s04" and c["case"] == "toy: adds")
-    hang_until = hang_from + config.tests[1].timeout_s - 0.5
-    during = {c["who"] for c in cases if c["who"] != "s04" and hang_from < c["start"] < hang_until}
-    # Without lending, the room holds s04 and three others, whose timing waits: at most three run meanwhile.
-    assert len(during) >= 7, sorted(during)
-    assert all(results(tmp_path / "out", f"s{k:02d}")["score"] == MAX for k in range(16) if k != 4)
-    assert lane.borrowed == 0 and lane.awaiting_alone == 0  # every place lent is paid back
-
-
-def test_a_lane_borrows_room_only_while_the_other_lanes_have_students_left_to_grade(lab, tmp_path: Path):
-    """A borrowed student is timed once the hang ends: the lane borrows only while the timing it has queued is
-    shorter than another lane's share of the students not yet claimed, so that no lane ends idle."""
-    config, fakes, log = lab
-    for k in range(20):
-        submit(tmp_path / "in", f"s{k:02d}", toy("{}"))
-    claims = tmp_path / "claims"
-    claims.mkdir()
-    lane = classroom.ClassGrading(config, classroom.roster(tmp_path / "in"), tmp_path / "out", tmp_path / "work",
-                                  classroom.ClassOptions(jobs=1, gpu_jobs=2, claims_dir=claims, lanes=2),
-                                  Gpu(key="gpu-0", visible="0", name="GPU 0"), open("/dev/null", "w"))
-    lane.room = threading.Semaphore(0)
-    lane.lock.suspect_hold = lambda: True
-    lane.awaiting_alone, lane.alone_s = 6, [3.0, 6]  # 0.5 s of timing each: 3.5 s queued with one more
-    lane.settled, lane.started = 4, time.monotonic() - 4.0  # 1 s a student
-    for k in range(10):  # 10 left: 5 each, 5 s for the other lane
-        (claims / f"s{k:02d}").touch()
-    assert lane._borrow() and lane.borrowed == 1
-    for k in range(10, 14):  # 6 left: 3 s for the other lane, less than the 3.5 s this lane would have queued
-        (claims / f"s{k:02d}").touch()
-    assert not lane._borrow()
-    lane.lock.suspect_hold = lambda: False  # and never when its timing waits behind no hung program
-    lane.awaiting_alone, lane.borrowed = 7, 0
-    assert not lane._borrow()
-
-
 def test_a_lane_stops_taking_work_when_its_stop_file_appears(lab, tmp_path: Path):
     config, fakes, log = lab
     a_class(tmp_path / "in")
