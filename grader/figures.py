@@ -18,6 +18,10 @@ comment, which GitHub does not show and slides/build.sh leaves out of the decks:
   (yardsticks may go on indented lines below); a line of another tag takes its first numbers, in order, from
   the expressions the mark gives for that tag:
       <!-- measured: [overlap] time(pipelined) / time(stage_copy_in); [speedup] EXPRESSION, EXPRESSION -->
+- The GPU the figures were measured on: its name, then at once `<!-- measured: gpu -->`; the name is rewritten
+  as the record gives it ("NVIDIA H100 80GB HBM3" is an H100), so that a record from another GPU cannot leave
+  its numbers beside the old GPU's name:
+      What the reference printed on the kit's last GPU run, an H100<!-- measured: gpu -->:
 - What no record holds (a datasheet figure, a model's prediction, a comparison no timing case makes):
   `<!-- unmeasured: why -->` right after the number, or in the claim's sentence; `--list` lists them.
 
@@ -25,11 +29,13 @@ EXPRESSION is arithmetic (numbers, + - * /, parentheses) over the lab's record: 
 median time in seconds, `rate(m)` its rate, `rate(m, "yardstick")` the rate of a yardstick measured beside it.
 The lab is the file's (labs/<lab>/..., slides/<lab>.md); `<!-- measured 01-vector-add: ... -->` names another.
 A step of a lab's journey (grader/journey.py) is a measurement named as the step, from the newest record holding
-the journey: `rate("gemm-7-tuned") / rate("gemm-7-tuned", "cuBLAS SGEMM (FP32)")`.
+the journey: `rate("gemm-7-tuned") / rate("gemm-7-tuned", "cuBLAS SGEMM (FP32)")`. `gpu` is the GPU of the lab's
+newest record.
 
 What needs a mark, in prose (not in code, headings, comments or the generated grading section): a decimal
 before "of" (0.34 of cuBLAS), "within" a percentage, a ratio before ×/x and a comparison (1.9x as fast, a 3×
-speedup), a number before "times faster/slower/more/as", "expect" and a number; and, in their sentence, "faster
+speedup), a number before "times faster/slower/more/as", "expect" and a number, the GPU named after "last GPU run, a(n)";
+and, in their sentence, "faster
 /slower than", "faster/slower still", "is/are/runs/gets faster/slower", "times faster/slower/more", "beats",
 "wins", "a tenth of", "a fraction of", unless the sentence asks a question. Arithmetic shown on the page (a
 number after "≈" or "=") needs none. In a code block, a `[tag]` line with a decimal needs the block's mark.
@@ -69,6 +75,13 @@ NUMBER_PATTERNS = (
     re.compile(r"(?i)\bexpect(?:s|ed)?\s+(?:about|around|roughly|near|over|under|at least|at most)?\s*"
                r"(?P<n>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"),
 )
+# A GPU's name as a text gives it (H100, A100, T4, RTX 4090): right before a gpu mark, and in a record's GPU.
+GPU_NAME = r"(?:RTX )?[A-Z]*\d+[A-Za-z]*"
+GPU_NAME_BEFORE = re.compile(rf"(?<![\w.-])(?P<n>{GPU_NAME})$")
+GPU_IN_RECORD = re.compile(rf"(?<![\w-]){GPU_NAME}(?![\w])")
+GPU_MARK = "gpu"
+# Where a text says which GPU its figures came from, the GPU's name needs a gpu mark right after it.
+GPU_PATTERNS = (re.compile(rf"\blast GPU run, an? (?P<n>{GPU_NAME})"),)
 # Claims that need a mark (measured or unmeasured) somewhere in their sentence.
 CLAIM_PATTERNS = (
     re.compile(r"\b(?:faster|slower|quicker)\s+than\b", re.IGNORECASE),
@@ -223,6 +236,15 @@ def _split(text: str, sep: str) -> list[str]:
             start = i + 1
     parts.append(text[start:])
     return [p.strip() for p in parts if p.strip()]
+
+
+def short_gpu_name(name: str) -> str:
+    """The name a text gives the GPU a record names: "NVIDIA H100 80GB HBM3" -> "H100", "Tesla T4" -> "T4",
+    "NVIDIA GeForce RTX 4090" -> "RTX 4090"; "" where it names none."""
+    for maker in ("NVIDIA ", "GeForce ", "Tesla "):
+        name = name.replace(maker, "")
+    found = GPU_IN_RECORD.search(name)
+    return found.group() if found else ""
 
 
 def format_like(value: float, written: str) -> str:
@@ -414,6 +436,10 @@ class _Document:
                 if not body:
                     raise FigureError("a mark in the text says what it measures: <!-- measured: EXPRESSION -->")
                 source = self.source(mark["lab"])
+                if body == GPU_MARK:
+                    self.gpu_name(index, mark.start(), source)
+                    line = self.lines[index]
+                    continue
                 value = evaluate(body, source)
                 if isinstance(value, bool):
                     if not value:
@@ -433,6 +459,21 @@ class _Document:
                 line = self.lines[index]
             except FigureError as error:
                 self.problem(index + 1, str(error))
+
+    def gpu_name(self, index: int, mark_at: int, source: Source) -> None:
+        """The GPU's name right before a gpu mark at `mark_at` of line index: the GPU of the lab's newest record."""
+        name = short_gpu_name(source.gpu)
+        if not name:
+            raise FigureError(f"{source.record} names no GPU that a text could ({source.gpu!r})")
+        written = GPU_NAME_BEFORE.search(self.lines[index][:mark_at])
+        if not written:
+            raise FigureError(f"the GPU's name ({name}) must stand right before <!-- measured: {GPU_MARK} -->, "
+                              f"with no space")
+        if written["n"] != name:
+            self.out.stale.append(f"{self.where}:{index + 1}: {written['n']} should be {name} (the GPU of "
+                                  f"{source.record}, {source.gpu})")
+            self.lines[index] = _put(self.lines[index], written.start("n"), written.end("n"), name, False)
+        self.out.marks.append(Mark(f"{self.where}:{index + 1}", f"{name} = the GPU of {source.record}"))
 
     def unmarked(self, block: list[int]) -> None:
         """Figures and claims of one paragraph, list item or table row that carry no mark."""
@@ -481,6 +522,12 @@ class _Document:
                 flagged.add(sentence(match.start("n")))
                 self.problem(origin[match.start("n")] + 1, f"'…{snippet(match)}…': a measured figure with no mark "
                                                            f"right after its number")
+        for pattern in GPU_PATTERNS:
+            for match in pattern.finditer(text):
+                if match.end("n") not in marks:
+                    self.problem(origin[match.start("n")] + 1, f"'…{snippet(match)}…': the GPU the figures came "
+                                                               f"from, with no <!-- measured: {GPU_MARK} --> right "
+                                                               f"after its name")
         for pattern in CLAIM_PATTERNS:
             for match in pattern.finditer(text):
                 start, end = sentence(match.start())

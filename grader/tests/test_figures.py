@@ -63,6 +63,39 @@ def test_a_marked_figure_is_written_from_the_newest_record_with_the_decimals_it_
     assert figures.run(repo).stale == [], "a written figure is still stale"
 
 
+def _named_gpu(root: Path, gpu: str) -> None:
+    """The newest record, as the fixture's newer one but run on `gpu`."""
+    newest = root / "docs/gpu-runs/2026-02-01-new.json"
+    newest.write_text(json.dumps(dict(json.loads(newest.read_text()), gpu=gpu)))
+
+
+def test_the_gpu_named_beside_the_figures_is_the_one_of_their_record(repo: Path):
+    _named_gpu(repo, "NVIDIA H200")
+    text = "What the reference printed on the kit's last GPU run, an H100<!-- measured: gpu -->:\n"
+    found = _only(_run(repo, text))
+    assert found.startswith("labs/50-toy/README.md:1: H100 should be H200 (the GPU of docs/gpu-runs/2026-02-01-new.json")
+    result = _run(repo, text, write_back=True)
+    assert (repo / "labs/50-toy/README.md").read_text() == text.replace("H100<", "H200<")
+    assert figures.run(repo).stale == [] and figures.run(repo).problems == []
+
+
+def test_the_gpu_of_the_figures_needs_its_mark_and_a_record_that_names_one(repo: Path):
+    found = _only(_run(repo, "The reference, on the kit's last GPU run, an H100; each report is one line.\n"))
+    assert "the GPU the figures came from, with no <!-- measured: gpu -->" in found
+    found = _only(_run(repo, "On the kit's last GPU run, an H100<!-- measured: gpu -->.\n"))
+    assert "names no GPU that a text could ('G')" in found  # the fixture's records say only "G"
+    _named_gpu(repo, "NVIDIA H100 80GB HBM3")
+    found = _only(_run(repo, "On the kit's last GPU run, the H100 <!-- measured: gpu -->.\n"))
+    assert "must stand right before <!-- measured: gpu -->" in found
+
+
+@pytest.mark.parametrize("recorded, shown", [("NVIDIA H100 80GB HBM3", "H100"), ("NVIDIA H200", "H200"),
+                                             ("Tesla T4", "T4"), ("NVIDIA A100-SXM4-80GB", "A100"),
+                                             ("NVIDIA L4", "L4"), ("NVIDIA GeForce RTX 4090", "RTX 4090"), ("?", "")])
+def test_a_records_gpu_is_named_as_a_text_names_it(recorded: str, shown: str):
+    assert figures.short_gpu_name(recorded) == shown
+
+
 def test_a_journey_step_is_read_from_the_record_of_the_journey_and_its_listing_names_that_record(repo: Path):
     step = {"name": "toy-step", "title": "a step", "build": "right-faster", "case": "toy timing",
             "measurement": "toy_kernel", "status": "passed", "median_s": 0.0005, "rate": 2.4, "unit": "GB/s",
