@@ -21,12 +21,22 @@ gemm_linked=${GEMM_LINKED:-solutions/04-tiled-matmul/tiled_matmul.cu}
 gemm_sweep_extra=(-I"$root/labs/04-tiled-matmul" "$root/$gemm_linked" -DGEMM_LINKED="\"$gemm_linked\"")
 probes=${PROBES:-gemm_sweep scan_sweep vector_add_probe nbody_probe pcie_probe host_probe}
 wanted() { [[ " $probes " == *" $1 "* ]]; }
+build() {
+  local extra=()
+  [ "$1" = gemm_sweep ] && extra=("${gemm_sweep_extra[@]}")
+  nvcc -O3 -std=c++17 "${targets[@]}" -I"$root/harness/include" -o "$BIN/$1" "$here/$1.cu" "${extra[@]}" \
+    "$root/harness/src/cuda_check.cpp" "$root/harness/src/cublas.cu" -lcublas
+}
+# One build a core at once (CI has two); a probe that does not build leaves a note, and stops the script.
+rm -f "$BIN"/.unbuilt-*
 for probe in $probes; do
-  extra=()
-  [ "$probe" = gemm_sweep ] && extra=("${gemm_sweep_extra[@]}")
-  nvcc -O3 -std=c++17 "${targets[@]}" -I"$root/harness/include" -o "$BIN/$probe" "$here/$probe.cu" "${extra[@]}" \
-    "$root/harness/src/cuda_check.cpp" "$root/harness/src/cublas.cu" -lcublas || exit 1
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+  { build "$probe" || touch "$BIN/.unbuilt-$probe"; } &
 done
+wait
+if compgen -G "$BIN/.unbuilt-*" > /dev/null; then
+  echo "these probes did not build: $(cd "$BIN" && ls .unbuilt-* | sed 's/^.unbuilt-//' | tr '\n' ' ')"; exit 1
+fi
 [ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 
 source "$here/common.sh"
