@@ -22,7 +22,6 @@ from grader.selfcheck import case_problems, check_lab
 
 NO_GPU_EXIT = classroom.NO_GPU_EXIT
 INTERRUPTED_EXIT = 130
-SANDBOX_EXIT = sandbox.UNAVAILABLE_EXIT
 
 
 def _labs(lab: str | None) -> list[str]:
@@ -807,4 +806,4 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Refusing to grade untrusted code: the OS sandbox cannot run here ({error}).\n"
               f"Install bubblewrap (apt-get install bubblewrap) on a machine that allows user namespaces, or, "
               f"knowing that student code then runs with your rights, pass --no-sandbox.", file=sys.stderr)
-        return SANDBOX_EXIT
+        return sandbox.UNAVAILABLE_EXIT

@@ -10,7 +10,7 @@ def test_grading_a_submission_without_a_sandbox_is_refused(monkeypatch, tmp_path
     monkeypatch.setattr(sandbox, "_working_mode", lambda: ("", "bubblewrap is not installed"))
     code = cli.main(["grade", "--lab", "01-vector-add", "--submission", str(tmp_path), "--results",
                      str(tmp_path / "results.json")])
-    assert code == cli.SANDBOX_EXIT
+    assert code == sandbox.UNAVAILABLE_EXIT
     assert "Refusing to grade untrusted code" in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists()
 
