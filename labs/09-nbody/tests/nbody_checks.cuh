@@ -114,11 +114,12 @@ Forces gpu_reference_forces(const State& s, double softening2, const std::vector
 // milliseconds of the cores, and spare the quiet moment a JudgeAlone must find among other students'
 // programs (one it cannot find sends the whole case to be run again with the GPU to itself).
 inline constexpr double kGpuReferenceFrom = 1 << 25;
+inline bool summed_on_gpu(double interactions) { return interactions >= kGpuReferenceFrom; }
 
 // The reference forces of the checks: on the GPU where they are many, on the CPU where they are few.
 inline Forces reference_forces(const State& s, double softening2, const std::vector<std::size_t>& targets = {}) {
   const double count = static_cast<double>(targets.empty() ? s.size() : targets.size());
-  if (count * static_cast<double>(s.size()) < kGpuReferenceFrom) return cpu_reference_forces(s, softening2, targets);
+  if (!summed_on_gpu(count * static_cast<double>(s.size()))) return cpu_reference_forces(s, softening2, targets);
   const kit::remote::JudgeAlone alone("the reference forces");
   return gpu_reference_forces(s, softening2, targets);
 }
@@ -146,7 +147,7 @@ inline Leapfrog reference_leapfrog(State s, int steps, double dt, double softeni
   const double rel = acceleration_error_scale(n), u = kUnitRoundoff;
   // One JudgeAlone for the whole run where its forces are many, not one a step: each would have to find
   // its own quiet moment among other students' programs.
-  const bool on_gpu = static_cast<double>(n) * static_cast<double>(n) * (steps + 1) >= kGpuReferenceFrom;
+  const bool on_gpu = summed_on_gpu(static_cast<double>(n) * static_cast<double>(n) * (steps + 1));
   std::optional<kit::remote::JudgeAlone> alone;
   if (on_gpu) alone.emplace("the reference simulation");
   const auto forces_at = [&](const State& at) {
