@@ -1,5 +1,6 @@
 // Lab 12 public tests: the ones you can run yourself (make 12-libraries).
 #include <cstdio>
+#include <optional>
 
 #include "libraries_checks.cuh"
 
@@ -199,19 +200,21 @@ TEST_CASE("run_pipeline timing: a large dataset against the stages alone and one
   };
   const std::vector<kit::Measurement> stages = time_stages();
 
-  // The same pipeline with a single stream: every step of a batch waits for the one before.
-  kit::Measurement one_stream = rate("one_stream");
-  {
+  // The same pipeline with a single stream: every step of a batch waits for the one before. It is reported
+  // for comparison only, so class grading, which times only what scores (kit::measured), leaves it out.
+  std::optional<kit::Measurement> one_stream;
+  if (kit::measured("one_stream")) {
     Scenario single = s;
     single.streams = 1;
     PipelineHandle pipeline = make_pipeline(single, inputs);
-    one_stream.timing = kit::time_device_work(
+    one_stream = rate("one_stream");
+    one_stream->timing = kit::time_device_work(
         [&] { run_pipeline(pipeline.get(), data.in(), data.beams(), data.rms(), frames); }, options);
   }
 
   const kit::Measurement* slowest = &kit::slowest_stage(stages);
   for (const kit::Measurement& stage : stages) kit::report(stage);
-  kit::report(one_stream);
+  if (one_stream) kit::report(*one_stream);
 
   // The pipeline, guarded: its outputs poisoned before every call and checked after it, random calls
   // compared with the CPU reference on whole frames drawn at random after the call. The input stays the
@@ -225,7 +228,8 @@ TEST_CASE("run_pipeline timing: a large dataset against the stages alone and one
   work.work_per_call = static_cast<double>(in_bytes);
   // Five samples of a PCIe copy can come out slow together: a pipeline that beats the bound has the stages
   // timed again, and each keeps its faster timing, before it is called implausible.
-  work.ceilings = {kit::slowest_stage_bound(stages, time_stages), {"one stream", one_stream.rate()}};
+  work.ceilings = {kit::slowest_stage_bound(stages, time_stages)};
+  if (one_stream) work.ceilings.push_back({"one stream", one_stream->rate()});
   work.outputs = {kit::Output::host("the beams", data.beams(), beam_count * n),  // NaN: no beam holds one
                   kit::Output::host("the RMS values", data.rms(), beam_count)};
   work.verify = [&](const kit::Call& call) {
@@ -235,8 +239,9 @@ TEST_CASE("run_pipeline timing: a large dataset against the stages alone and one
   const kit::Measurement pipelined = kit::time_work(work, options);
   std::printf("[overlap] pipelined time / slowest stage alone (%s) = %.2f   (1.00: everything else hidden behind it)\n",
               slowest->name.c_str(), pipelined.timing.median_s / slowest->timing.median_s);
-  std::printf("[speedup] pipelined is %.2fx as fast as the same pipeline on one stream\n",
-              one_stream.timing.median_s / pipelined.timing.median_s);
+  if (one_stream)
+    std::printf("[speedup] pipelined is %.2fx as fast as the same pipeline on one stream\n",
+                one_stream->timing.median_s / pipelined.timing.median_s);
   std::fflush(stdout);
 
   // A last run on poisoned outputs: the results must be in place when run_pipeline returns (compared
