@@ -223,14 +223,17 @@ void launch_vector_add(const float* a, const float* b, float* c, int n) {
 }
 """,
     # Correct results, and a thread that keeps the GPU busy with the runner's own kernels from the first call
-    # on: what a check built in the judge's device memory must not run beside (kit::remote::JudgeAlone).
+    # on: what a check built in the judge's device memory must not run beside (kit::remote::JudgeAlone). Each
+    # kernel runs 2 s, longer than a JudgeAlone beside other programs looks for a quiet moment (1 s): one of
+    # 50 ms, still on the GPU when the runner is stopped, ends within that second, and the check then runs
+    # safely after it, which shows nothing of the guard refusing.
     "kernels running beside the checks": FIND_SYMBOL + SLOW_KERNEL + KEEP_BUSY + """
 #include <pthread.h>
 static void* keep_spinning(void*) {
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  for (int i = 0; i < 600; ++i) {  // 30 s: the program's first checks, which must refuse to run beside it
-    keep_busy<<<1, 1, 0, stream>>>(50000000ull);
+  for (int i = 0; i < 15; ++i) {  // 30 s: the program's first checks, which must refuse to run beside it
+    keep_busy<<<1, 1, 0, stream>>>(2000000000ull);
     cudaStreamSynchronize(stream);
   }
   return nullptr;
