@@ -60,23 +60,31 @@ std::size_t count_fill_on_device(const Output& output) {
 // Below this many bytes a thread of its own costs more than it saves, poisoning or counting.
 constexpr double kHostBytesPerThread = 1 << 22;
 
-// Host memory is read as bytes, which may alias any type; on every core, since a host output
-// of a gigabyte is counted after every timed call while the class waits for the GPU.
+// On every core, since a host output of a gigabyte is counted after every timed call while the class waits for
+// the GPU. Each element is read as one word (memcpy: host memory may hold any type), which the compiler
+// vectorizes: comparing it byte by byte ran at about 1 GB/s a core, a word at a time at 15 to 25.
+template <class Word>
 std::size_t count_fill_on_host(const Output& output) {
   const auto* bytes = static_cast<const unsigned char*>(output.data);
-  const std::size_t threads = threads_for(static_cast<double>(output.count * output.element_size), kHostBytesPerThread);
+  const Word fill = repeated<Word>(output.fill);
+  const std::size_t threads = threads_for(static_cast<double>(output.count * sizeof(Word)), kHostBytesPerThread);
   std::vector<std::size_t> counts(threads, 0);
   on_threads(threads, [&](std::size_t t) {
     std::size_t count = 0;
     for (std::size_t i = part_begin(output.count, threads, t), end = part_begin(output.count, threads, t + 1); i < end;
          ++i) {
-      bool all = true;
-      for (std::size_t b = 0; b < output.element_size; ++b) all &= bytes[i * output.element_size + b] == output.fill;
-      count += all ? 1 : 0;
+      Word word;
+      std::memcpy(&word, bytes + i * sizeof(Word), sizeof(Word));
+      count += word == fill ? 1 : 0;
     }
     counts[t] = count;
   });
   return std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+}
+
+template <class Word>
+std::size_t count_fill(const Output& output) {
+  return output.on_device ? count_fill_on_device<Word>(output) : count_fill_on_host<Word>(output);
 }
 
 // ---- reading an output at sampled positions ----------------------------------
@@ -436,10 +444,10 @@ void poison(const Output& output) {
 std::size_t count_unwritten(const Output& output) {
   if (output.count == 0) return 0;
   switch (output.element_size) {
-    case 1: return output.on_device ? count_fill_on_device<std::uint8_t>(output) : count_fill_on_host(output);
-    case 2: return output.on_device ? count_fill_on_device<std::uint16_t>(output) : count_fill_on_host(output);
-    case 4: return output.on_device ? count_fill_on_device<std::uint32_t>(output) : count_fill_on_host(output);
-    case 8: return output.on_device ? count_fill_on_device<unsigned long long>(output) : count_fill_on_host(output);
+    case 1: return count_fill<std::uint8_t>(output);
+    case 2: return count_fill<std::uint16_t>(output);
+    case 4: return count_fill<std::uint32_t>(output);
+    case 8: return count_fill<unsigned long long>(output);
   }
   throw std::invalid_argument("output '" + output.name + "': elements of " + std::to_string(output.element_size) +
                               " bytes; declare it as an array of 1, 2, 4 or 8-byte elements (a float3 as 3 floats)");
