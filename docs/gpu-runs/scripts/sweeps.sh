@@ -3,7 +3,8 @@
 # against the SMs' issue rate at the clock they keep, PCIe both ways at once against one way (lab 08's floor).
 # Each is built with the harness's error checks into BIN (default /tmp/kit-probes), then run, writing
 # $OUT/<probe>.txt. And issue 23's host probe (host_probe.cu): a program's start, IPC mappings and allocations on one
-# GPU, quiet and while six shells start programs on another GPU (on the same one where the host has one GPU).
+# GPU, quiet and while six shells start programs on another GPU (on the same one where the host has one GPU). And
+# issue 19's set-up probe (setup_probe.cu): the pieces of labs 08's and 12's timing set-ups, a gigabyte at a time.
 # BUILD_ONLY=1 builds them and stops (the CPU test that keeps them buildable). PROBES picks some:
 #   bash docs/gpu-runs/scripts/sweeps.sh
 #   PROBES="gemm_sweep pcie_probe" bash docs/gpu-runs/scripts/sweeps.sh
@@ -19,11 +20,12 @@ for arch in "${archs[@]}"; do targets+=("--generate-code=arch=compute_$arch,code
 # kernel the probe's way beside the grader's figure for it.
 gemm_linked=${GEMM_LINKED:-solutions/04-tiled-matmul/tiled_matmul.cu}
 gemm_sweep_extra=(-I"$root/labs/04-tiled-matmul" "$root/$gemm_linked" -DGEMM_LINKED="\"$gemm_linked\"")
-probes=${PROBES:-gemm_sweep scan_sweep vector_add_probe nbody_probe pcie_probe host_probe}
+probes=${PROBES:-gemm_sweep scan_sweep vector_add_probe nbody_probe pcie_probe host_probe setup_probe}
 wanted() { [[ " $probes " == *" $1 "* ]]; }
 build() {
   local extra=()
   [ "$1" = gemm_sweep ] && extra=("${gemm_sweep_extra[@]}")
+  [ "$1" = setup_probe ] && extra=(-lcufft)
   nvcc -O3 -std=c++17 "${targets[@]}" -I"$root/harness/include" -o "$BIN/$1" "$here/$1.cu" "${extra[@]}" \
     "$root/harness/src/cuda_check.cpp" "$root/harness/src/cublas.cu" -lcublas
 }
@@ -49,4 +51,5 @@ wanted nbody_probe && { "$BIN/nbody_probe" 262144; "$BIN/nbody_probe" 270336; } 
 wanted pcie_probe && "$BIN/pcie_probe" 1024 | tee "$OUT/pcie_probe.txt"
 gpus=$(nvidia-smi -L | wc -l)
 wanted host_probe && "$BIN/host_probe" $(( gpus > 1 ? 1 : 0 )) 0 6 | tee "$OUT/host_probe.txt"
+wanted setup_probe && "$BIN/setup_probe" | tee "$OUT/setup_probe.txt"
 echo "done at $(elapsed)s"
