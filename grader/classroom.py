@@ -48,7 +48,7 @@
   with CUDA_VISIBLE_DEVICES naming that GPU, grading its share of the students
   against a reference build made once here (see grade_on_lanes). The lanes
   share the roster as they go: each claims the next student whenever it has
-  room for one more in flight (LANE_ROOM), so a lane held up by a submission
+  room for one more in flight (lane_room), so a lane held up by a submission
   that hangs takes fewer students instead of finishing last.
 """
 from __future__ import annotations

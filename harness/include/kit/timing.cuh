@@ -272,9 +272,8 @@ void report(const Measurement& measurement);
 // Whether to take the measurement `name`: always, unless the grader lists the measurements a run
 // needs in $KIT_MEASURE_ONLY (comma-separated). Class grading lists those that earn points and
 // those they are divided by, so a timing case skips what it only reports for comparison (lab 08's
-// sequential baselines, lab 11's one-value timings, lab 12's pipeline on one stream, the compute
-// stages of labs 08 and 12): seconds of every student's time alone on the GPU. A test case asks
-// before it times such a measurement, and before it makes the inputs.
+// sequential baselines, for one; docs/adding-a-lab.md lists them): seconds of every student's time
+// alone on the GPU. A test case asks before it times such a measurement, and before it makes the inputs.
 bool measured(const std::string& name);
 
 namespace detail {
