@@ -223,19 +223,21 @@ void launch_vector_add(const float* a, const float* b, float* c, int n) {
 }
 """,
     # Correct results, and a thread that keeps the GPU busy with the runner's own kernels from the first call
-    # on: what a check built in the judge's device memory must not run beside (kit::remote::JudgeAlone). Each
-    # kernel runs 2 s, longer than a JudgeAlone beside other programs looks for a quiet moment (1 s): one of
-    # 50 ms, still on the GPU when the runner is stopped, ends within that second, and the check then runs
-    # safely after it, which shows nothing of the guard refusing.
+    # on: what a check built in the judge's device memory must not run beside (kit::remote::JudgeAlone). The
+    # thread queues 30 s of kernels at once, and the first call returns only once they are queued: the GPU runs
+    # queued work whether or not the runner is stopped, so every check of that program finds it there. (A
+    # thread that launched one kernel at a time could be stopped with the runner before its first launch, and
+    # the checks then rightly ran on a quiet GPU; the 2026-11-29 runs saw just that, and nothing of the guard.)
     "kernels running beside the checks": FIND_SYMBOL + SLOW_KERNEL + KEEP_BUSY + """
+#include <atomic>
 #include <pthread.h>
+static std::atomic<bool> queued{false};
 static void* keep_spinning(void*) {
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  for (int i = 0; i < 15; ++i) {  // 30 s: the program's first checks, which must refuse to run beside it
-    keep_busy<<<1, 1, 0, stream>>>(2000000000ull);
-    cudaStreamSynchronize(stream);
-  }
+  for (int i = 0; i < 15; ++i) keep_busy<<<1, 1, 0, stream>>>(2000000000ull);  // 30 s, queued at once
+  queued = true;
+  cudaStreamSynchronize(stream);
   return nullptr;
 }
 using Spawn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
@@ -245,6 +247,8 @@ void launch_vector_add(const float* a, const float* b, float* c, int n) {
   pthread_t thread;
   if (!started) started = reinterpret_cast<Spawn>(libc_symbol("pthread_create"))(&thread, nullptr, keep_spinning,
                                                                                   nullptr) == 0;
+  while (started && !queued) {
+  }
 }
 """,
     # The seed the grader runs with, and what it would give away.
