@@ -5,7 +5,8 @@
 //   setup_probe
 //
 // Times, kTimes times each, the pieces those set-ups are made of, at their sizes:
-// - host memory shared between judge and runner (kit::remote's make_shared: a memfd mapping), written once;
+// - host memory shared between judge and runner (kit::remote's make_shared: a memfd mapping), written once, and
+//   the same with its pages allocated at once or page-locked before it is written (what might make them cheaper);
 // - page-locking it with cudaHostRegister, as the judge and the runner each do (and cudaHostUnregister), with the
 //   kernel's ordinary pages and, where the kernel gives shared memory huge pages, with those (MADV_HUGEPAGE);
 // - cudaMallocHost, cudaMalloc and cudaMemcpy of a gigabyte;
@@ -15,6 +16,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cufft.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -59,14 +61,23 @@ void time_pair(const char* what, const std::function<void()>& set_up, const char
   if (undo != nullptr) std::printf("| %s | %.1f | %.1f |\n", undo, undone[kTimes / 2], undone.back());
 }
 
-// A gigabyte shared the way kit::remote shares host memory with the runner, written once (its pages made).
-void* shared_gigabyte(bool huge_pages) {
+// A gigabyte shared the way kit::remote shares host memory with the runner: a memfd, mapped. Its pages are made
+// where first touched, or with `allocate_at_once` all in two calls (fallocate, then MAP_POPULATE maps them).
+void* map_shared_gigabyte(bool allocate_at_once, bool huge_pages = false) {
   const int fd = memfd_create("setup-probe", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(kGiB)) != 0) throw std::runtime_error("memfd_create failed");
-  void* memory = mmap(nullptr, kGiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (allocate_at_once && fallocate(fd, 0, 0, static_cast<off_t>(kGiB)) != 0)
+    throw std::runtime_error("fallocate failed");
+  void* memory = mmap(nullptr, kGiB, PROT_READ | PROT_WRITE, MAP_SHARED | (allocate_at_once ? MAP_POPULATE : 0), fd, 0);
   close(fd);
   if (memory == MAP_FAILED) throw std::runtime_error("mmap failed");
   if (huge_pages) madvise(memory, kGiB, MADV_HUGEPAGE);
+  return memory;
+}
+
+// The same, written once (the test's inputs, or the poison in its outputs).
+void* shared_gigabyte(bool allocate_at_once, bool huge_pages = false) {
+  void* memory = map_shared_gigabyte(allocate_at_once, huge_pages);
   std::memset(memory, 1, kGiB);
   return memory;
 }
@@ -87,8 +98,21 @@ void probe() {
   void* shared = nullptr;
   time_pair("memfd mapping, written once", [&] { shared = shared_gigabyte(false); }, "munmap",
             [&] { munmap(shared, kGiB); });
+  // Ways to make the same pages for less: most of the time above is the kernel making a page at each first touch.
+  time_pair("memfd mapping, its pages allocated at once (fallocate, MAP_POPULATE), then written",
+            [&] { shared = shared_gigabyte(true); }, nullptr, [&] { munmap(shared, kGiB); });
+  time_pair("memfd mapping, page-locked (cudaHostRegister) before it is written, then written",
+            [&] {
+              shared = map_shared_gigabyte(false);
+              CUDA_CHECK(cudaHostRegister(shared, kGiB, cudaHostRegisterDefault));
+              std::memset(shared, 1, kGiB);
+            },
+            nullptr, [&] {
+              CUDA_CHECK(cudaHostUnregister(shared));
+              munmap(shared, kGiB);
+            });
   for (const bool huge : {false, true}) {
-    shared = shared_gigabyte(huge);
+    shared = shared_gigabyte(false, huge);
     time_pair(huge ? "cudaHostRegister, MADV_HUGEPAGE" : "cudaHostRegister",
               [&] { CUDA_CHECK(cudaHostRegister(shared, kGiB, cudaHostRegisterDefault)); },
               huge ? "cudaHostUnregister, MADV_HUGEPAGE" : "cudaHostUnregister",
