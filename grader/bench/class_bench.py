@@ -118,8 +118,9 @@ def slurm_shards(per_student_s: float, fixed_s: float) -> dict | None:
     return None
 
 
-def pace_line(lab: str, entry: dict, students: int) -> str:
-    """The run's pace against the class target, in a sentence; past it, the Slurm array that would meet it."""
+def pace_line(lab: str, entry: dict, students: int, left_out: tuple[str, ...] = ()) -> str:
+    """The run's pace against the class target, in a sentence; past it, the Slurm array that would meet it. A class
+    generated without some kinds (`left_out`) says so first: it is not the class the target counts."""
     if entry["per_student_s"] is None:
         return (f"{lab}: {entry['graded']} of {students} students graded, fewer than the {SAMPLE_MIN} a stopped run "
                 f"needs, so the run says nothing of the class target")
@@ -128,6 +129,9 @@ def pace_line(lab: str, entry: dict, students: int) -> str:
                f"not counted, so this errs slow)" if entry["graded"] != students else "")
     line = (f"{lab}: {entry['per_student_s']} s a student{stopped}, so {entry['class_of_200_s']:.0f} s for a class "
             f"of {CLASS_SIZE} on this machine: {verdict} the {CLASS_TARGET_S:.0f} s target")
+    if left_out:
+        line += (f" (a class without its {', '.join(left_out)} submissions, each replaced by a copy of the "
+                 f"reference: not the class the target counts)")
     paid_once = entry.get("class_of_200_paid_once_s")
     if not entry["within_class_target"] and paid_once is not None and paid_once <= CLASS_TARGET_S:
         line += (f"; with the reference's build and timing paid once rather than in each student's pace, one GPU "
@@ -154,16 +158,28 @@ def pace_line(lab: str, entry: dict, students: int) -> str:
     return line
 
 
-def composition(n: int, wrong: int) -> list[str]:
+# The kinds of a generated class besides the reference; --leave-out takes any of them out.
+KINDS = ("compile-error", "forbidden", "skeleton", "faults", "never-ends", "slow", "wrong")
+
+
+def composition(n: int, wrong: int, leave_out: frozenset[str] = frozenset()) -> list[str]:
     """The kinds of N submissions, in roster order. A class of CLASS_SIZE or more: about 1 in 5 wrong, 1 in 20
     slow, 1 in 50 the skeleton, 1 in 100 each broken way (1 in 200 never ends: each costs its time limits in GPU
     time), the rest the reference; each kind, and each wrong variant, at least once. A smaller class is an even
     sample of the class of CLASS_SIZE, so that its time a student, times CLASS_SIZE, estimates that class's (issue
     19 counts a run of 20 so): a class of 20 made of one of each kind would be two thirds wrong or broken, and
     cheaper or dearer a student than a real class. Either way each kind is spread evenly through the roster
-    (spread), as the alphabet spreads a real class's mistakes."""
+    (spread), as the alphabet spreads a real class's mistakes. A kind in `leave_out` (KINDS) becomes copies of the
+    reference instead, so that a run can be seen apart from it (the never-ending kernel, which holds a GPU for its
+    time limits); such a class is not the one the target counts."""
     whole = _whole_class(max(n, CLASS_SIZE), wrong)
-    return spread(whole if n >= CLASS_SIZE else [whole[i * CLASS_SIZE // n] for i in range(n)])
+    kinds = spread(whole if n >= CLASS_SIZE else [whole[i * CLASS_SIZE // n] for i in range(n)])
+    return ["reference" if family(kind) in leave_out else kind for kind in kinds]
+
+
+def family(kind: str) -> str:
+    """A submission's kind, its wrong variants ("wrong-3") counted as one ("wrong")."""
+    return "wrong" if kind.startswith("wrong-") else kind
 
 
 def spread(kinds: list[str]) -> list[str]:
@@ -173,7 +189,7 @@ def spread(kinds: list[str]) -> list[str]:
     broken ones and 10 references, whose costs differ, and the run's pace said little of the class's."""
     members: dict[str, list[str]] = {}
     for kind in kinds:
-        members.setdefault(kind.split("-")[0] if kind.startswith("wrong-") else kind, []).append(kind)
+        members.setdefault(family(kind), []).append(kind)
     slots = sorted(((j + 0.5) / len(group), order, kind)
                    for order, group in enumerate(members.values()) for j, kind in enumerate(group))
     return [kind for _, _, kind in slots]
@@ -191,8 +207,8 @@ def _whole_class(n: int, wrong: int) -> list[str]:
     return kinds + ["reference"] * (n - len(kinds))
 
 
-def make_class(config: LabConfig, n: int, folder: Path) -> dict[str, str]:
-    """Write N submissions into `folder`; returns student -> kind."""
+def make_class(config: LabConfig, n: int, folder: Path, leave_out: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Write N submissions into `folder` (without the kinds in `leave_out`: composition); returns student -> kind."""
     if config.solution_dir is None:
         raise SystemExit(f"{config.name} has no solutions/ folder: the benchmark needs the reference")
     reference = {name: (config.solution_dir / name).read_text() for name in config.student_files}
@@ -200,7 +216,7 @@ def make_class(config: LabConfig, n: int, folder: Path) -> dict[str, str]:
     wrong = list(buildinfo.variant_sources(config, "wrong").items())
     main = config.student_files[0]
     kinds = {}
-    for i, kind in enumerate(composition(n, len(wrong))):
+    for i, kind in enumerate(composition(n, len(wrong), leave_out)):
         student = f"student-{i:03d}-{kind}"
         if kind == "reference":
             files = reference
@@ -635,10 +651,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rival", action="store_true", help="a second grader grades a copy of the class meanwhile")
     parser.add_argument("--judge-per-program", action="store_true",
                         help="start a judge for each test program, as grading did before serving judges")
+    parser.add_argument("--leave-out", action="append", default=[], choices=KINDS, metavar="KIND",
+                        help=f"generate the class without this kind of submission, a copy of the reference in its "
+                             f"place (any of {', '.join(KINDS)}; repeatable): to see a run apart from, say, the "
+                             f"never-ending kernel; not the class the target counts")
     parser.add_argument("--no-sandbox", action="store_true",
                         help="grade outside the OS sandbox, where none can run: grade-class would refuse, so the "
                              "figures are not a TA's (the report says so)")
     args = parser.parse_args(argv)
+    if args.submissions and args.leave_out:
+        parser.error("--leave-out shapes a generated class; a class given by --submissions is graded as it is")
     interrupt_on_sigterm()  # a bench that `timeout` ends reports what was graded, as after Ctrl-C
 
     config = load_lab(args.lab)
@@ -655,8 +677,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         submissions = out / "class"
         shutil.rmtree(submissions, ignore_errors=True)
-        kinds = make_class(config, args.n, submissions)
-    report: dict = {"lab": args.lab, "n": len(kinds), "cores": cores(), "runs": [],
+        kinds = make_class(config, args.n, submissions, frozenset(args.leave_out))
+    left_out = sorted(set(args.leave_out))
+    report: dict = {"lab": args.lab, "n": len(kinds), "cores": cores(), "runs": [], "left_out": left_out,
                     "judges": "one per program" if args.judge_per_program else "serving",
                     "sandboxed": sandbox.current().enabled}
     stop = threading.Event()
@@ -698,7 +721,7 @@ def main(argv: list[str] | None = None) -> int:
                                     sum(entry.get("reference_s", {}).values())))
             report["runs"].append(entry)
             print(json.dumps({k: v for k, v in entry.items() if k != "performance_scores"}, indent=2))
-            print(pace_line(config.name, entry, len(kinds)))
+            print(pace_line(config.name, entry, len(kinds), tuple(left_out)))
             if {"stopped_for_want_of_a_gpu", "grader_problem"} & entry.keys() or entry.get("stopped"):
                 break
     finally:

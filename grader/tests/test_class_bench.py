@@ -80,6 +80,26 @@ def test_a_lab_past_the_target_is_given_the_slurm_array_that_meets_it():
            "in about 591 s" in line
 
 
+def test_a_class_can_be_generated_without_a_kind_to_see_a_run_apart_from_it():
+    whole = class_bench.composition(200, wrong=4)
+    assert {class_bench.family(k) for k in whole} - {"reference"} == set(class_bench.KINDS)  # every kind named
+    without = class_bench.composition(200, wrong=4, leave_out=frozenset({"never-ends", "wrong"}))
+    assert len(without) == 200 and "never-ends" not in without
+    assert not any(k.startswith("wrong-") for k in without)
+    assert without.count("reference") == whole.count("reference") + 1 + sum(k.startswith("wrong-") for k in whole)
+    assert [k for k in without if k != "reference"] == [k for k in whole if k not in ("reference", "never-ends")
+                                                        and not k.startswith("wrong-")]  # the rest where it was
+    entry = {"graded": 200, **class_bench.class_pace(150.0, 200, graded=200)}
+    assert "without its never-ends submissions" in class_bench.pace_line("01-vector-add", entry, 200, ("never-ends",))
+    assert "without" not in class_bench.pace_line("01-vector-add", entry, 200)
+
+
+def test_leave_out_is_refused_for_a_class_given_by_its_submissions(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        class_bench.main(["--lab", "01-vector-add", "--submissions", str(tmp_path), "--leave-out", "never-ends"])
+    assert "--leave-out shapes a generated class" in capsys.readouterr().err
+
+
 def test_a_smaller_class_is_an_even_sample_of_the_class_of_200():
     # Lab 05 has 20 wrong variants: one of each kind would make a class of 20 13 wrong and 1 reference.
     kinds = class_bench.composition(20, wrong=20)
