@@ -158,8 +158,10 @@ def pace_line(lab: str, entry: dict, students: int, left_out: tuple[str, ...] = 
     return line
 
 
-# The kinds of a generated class besides the reference; --leave-out takes any of them out.
-KINDS = ("compile-error", "forbidden", "skeleton", "faults", "never-ends", "slow", "wrong")
+# The broken, slow and untouched kinds of a generated class, each as one in how many students (composition).
+ONE_IN = {"compile-error": 100, "forbidden": 100, "skeleton": 50, "faults": 100, "never-ends": 200, "slow": 20}
+# Every kind besides the reference; --leave-out takes any of them out.
+KINDS = (*ONE_IN, "wrong")
 
 
 def composition(n: int, wrong: int, leave_out: frozenset[str] = frozenset()) -> list[str]:
@@ -196,8 +198,7 @@ def spread(kinds: list[str]) -> list[str]:
 
 
 def _whole_class(n: int, wrong: int) -> list[str]:
-    shares = [("compile-error", n // 100), ("forbidden", n // 100), ("skeleton", n // 50), ("faults", n // 100),
-              ("never-ends", n // 200), ("slow", n // 20)] + [(f"wrong-{i}", 0) for i in range(wrong)]
+    shares = [(kind, n // one_in) for kind, one_in in ONE_IN.items()] + [(f"wrong-{i}", 0) for i in range(wrong)]
     kinds = ["reference"]
     for kind, count in shares:
         kinds += [kind] * max(1 if len(kinds) < n else 0, count)
