@@ -17,16 +17,16 @@
   This module decides only when: correctness a few students at once, then the
   serial tests and timing of a batch of students in one exclusive hold.
 - A split lab's judge holds no student code, so its listing of the cases (and
-  of the GPU it sees) is taken once per lane and stands for every student's:
+  of the GPU it sees) is taken once per GPU and stands for every student's:
   one program start, one CUDA context fewer a student. For the same reason the
   reference build's judge serves every student's test programs and the
-  reference's timing (grader/run/servers.py): a few judge processes a lane,
+  reference's timing (grader/run/servers.py): a few judge processes a GPU,
   each with one CUDA context, where each program started one; the student's
   code still runs in a runner started for each program, in the sandbox.
-- The reference is timed once per GPU lane (schedule.time_reference: three runs,
-  each case's middle one), under the exclusive lock, and each
-  student is scored against the reference of the lane that timed them. Once the
-  class is timed, the lane times the reference again, and the summary says how
+- The reference is timed once per GPU (schedule.time_reference: three runs,
+  each case's middle one), under that GPU's exclusive lock, and each
+  student is scored against the reference of the GPU that timed them. Once the
+  class is timed, each GPU times the reference again, and the summary says how
   far it moved (a warning past summary.REFERENCE_DRIFT_WARN).
 - A test worth no points is not run (class_tests): those check the grader's own
   references, the same for every student, and the self-check and `make test`
@@ -44,16 +44,20 @@
   where it stopped. Results are written atomically.
 - Nothing a student submits stops the class: an unexpected error in one
   student's grading becomes a "grader problem" result for that student.
-- With several GPUs, each GPU is a lane: a grader process of its own, started
-  with CUDA_VISIBLE_DEVICES naming that GPU, grading its share of the students
-  against a reference build made once here (see grade_on_lanes). The lanes
-  share the roster as they go: each claims the next student whenever it has
-  room for one more in flight (lane_room), so a lane held up by a submission
-  that hangs takes fewer students instead of finishing last.
+- With several GPUs, one grading uses them all (each program is sent to its
+  GPU through CUDA_VISIBLE_DEVICES, under that GPU's lock): a student's
+  correctness runs on the GPU with the fewest running, and their serial tests
+  and timing on whichever GPU's thread is free first, not necessarily the same.
+  A kernel that never ends holds its GPU's timing back until its case's time
+  limit (60 s in lab 01): no timing can share a GPU with it. Its correctness
+  programs go on beside it, and the other GPUs time the students meanwhile
+  (_wait_while_hung); when each GPU was a grader process of its own with its own
+  students, that minute of a GPU's timing was lost (two H200s took 0.655x the
+  time of one, docs/gpu-runs/2026-11-29-h200x2-h200-lanes-199-selfchecks-00-08-12-13.md).
 """
 from __future__ import annotations
 
-import os
+import itertools
 import queue
 import shutil
 import sys
@@ -63,19 +67,20 @@ import time
 import traceback
 from fnmatch import fnmatchcase
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
-from collections.abc import Callable
+from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from grader import audit, build, grade, intake, lms, profile, report, sandbox, summary
-from grader.config import REPO_ROOT, LabConfig
+from grader import audit, build, grade, intake, lms, profile, report, summary
+from grader.config import LabConfig
 from grader.errors import GraderError, NoGpu
-from grader.gpulock import Gpu, GpuLock, list_gpus
-from grader.progress import Counts, Progress, read_counts
-from grader.proc import cores, run_process
+from grader.gpulock import Gpu, GpuLock, HeldByHang, list_gpus, safe_key
+from grader.progress import Progress
+from grader.proc import cores
 from grader.run.outcomes import CaseOutcome, RunInfo
-from grader.run.schedule import (Evaluation, ProgramRun, hold, plan, sanitizer_wrappers, scored_measurements,
+from grader.run.schedule import (Evaluation, ProgramRun, plan, sanitizer_wrappers, scored_measurements,
                                   time_reference)
 from grader.run.servers import JudgeServers
 from grader.score import (NOT_RUN_WORTH_NO_POINTS, NOT_TIMED, NOT_TIMED_WORTH_NO_POINTS, Scored, score_lab,
@@ -91,21 +96,14 @@ DEFAULT_GPU_JOBS = 6
 # them, waiting at most ALONE_GATHER_S after the first (lab 01's class of 200: 490 s before, 478 s after).
 ALONE_BATCH = 8
 ALONE_GATHER_S = 20.0
-LANE_TIMEOUT_S = 7 * 24 * 3600
-LANE_POLL_S = 1.0
-NO_GPU_EXIT = 3
+# How often a GPU's timing thread looks again whether a program there that looked hung has gone.
+HUNG_POLL_S = 0.2
 
 
-def lane_room(jobs: int, gpu_jobs: int) -> int:
-    """The students a lane that shares the roster keeps in flight: enough to keep its builds, its correctness
-    programs and an exclusive batch busy, few enough that the last students go to whichever lane is free first."""
-    return jobs + gpu_jobs + ALONE_BATCH
-
-
-def default_jobs(gpu_jobs: int = DEFAULT_GPU_JOBS, lanes: int = 1) -> int:
-    """Builds at once: the cores left after the test programs, and one core per lane kept free for timing,
+def default_jobs(gpu_jobs: int = DEFAULT_GPU_JOBS, gpus: int = 1) -> int:
+    """Builds at once: the cores left after the test programs, and one core per GPU kept free for timing,
     so that a build never competes with what is being timed."""
-    return max(1, cores() - (gpu_jobs + 1) * lanes)
+    return max(1, cores() - (gpu_jobs + 1) * gpus)
 
 
 @dataclass(frozen=True)
@@ -123,17 +121,11 @@ class ClassOptions:
     gpu_jobs: int = DEFAULT_GPU_JOBS
     regrade_all: bool = False
     regrade: frozenset[str] = frozenset()
-    reference_build: Path | None = None  # a built reference to reuse (a lane of a multi-GPU run)
-    counts_file: Path | None = None  # where a lane keeps its counts for the run that started it
-    stop_file: Path | None = None  # a lane stops taking new work once this file exists
     keep_work: bool = False  # keep each student's build and run folders
     profile: bool = False  # profile each timed student's kernels as feedback (grader/profile.py); no points
     # Start a judge for each test program instead of sharing serving ones (servers.py): what they save is measured
     # by running a class both ways.
     judge_per_program: bool = False
-    # A lane of a multi-GPU run: where the lanes claim their students (one empty file each), so that they share the
-    # roster as they have room instead of taking every n-th student. None: grade every student given.
-    claims_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -250,7 +242,7 @@ def _intake_problem(config: LabConfig, student: Student, destination: Path) -> s
 
 
 def parse_part(text: str) -> tuple[int, int]:
-    """"2/8" -> (2, 8): the third of eight parts (shards, lanes), counted from 0."""
+    """"2/8" -> (2, 8): the third of eight shards, counted from 0."""
     try:
         index, count = (int(x) for x in text.split("/"))
     except ValueError:
@@ -310,6 +302,31 @@ def attention(outcomes: dict[str, CaseOutcome]) -> list[str]:
 
 
 @dataclass
+class _Device:
+    """One GPU of a class's grading: its lock, the reference timing of the students it times, and the students it
+    has in correctness runs now."""
+
+    gpu: Gpu
+    lock: GpuLock
+    reference: Evaluation | None = None  # timed on this GPU; the students timed here are scored against it
+    listed: RunInfo | None = None  # what the first listing here found: a split lab's judge lists alike
+    reference_profile: profile.Profiled | None = None  # measured once, by the first profile here
+    students_timed: int = 0  # the reference is timed again after them
+    in_correctness: int = 0  # students whose correctness programs run here now
+    timing: bool = False  # its thread waits for the GPU alone, or holds it: correctness here waits too
+
+    @contextmanager
+    def alone(self, unless_hung: bool = False) -> Iterator[float]:
+        """The GPU's lock held exclusively (GpuLock.exclusive), `timing` while it is wanted or held."""
+        self.timing = True
+        try:
+            with self.lock.exclusive(unless_hung=unless_hung) as waited:
+                yield waited
+        finally:
+            self.timing = False
+
+
+@dataclass
 class _Student:
     """One student on the way through the pipeline."""
 
@@ -319,6 +336,8 @@ class _Student:
     fingerprint: str = ""
     staged: intake.Staged | None = None  # the student's files as intake copied them, and where each came from
     run: ProgramRun | None = None  # the student's built test program and what its cases came to, once built
+    device: _Device | None = None  # where their programs ran last: the GPU that timed them, if one did
+    order: int = 0  # their place in the queue for timing
     phases_s: dict[str, float] = field(default_factory=dict)  # where this student's time went
     profile_text: str = ""  # with --profile: the profile's table and hints for their feedback
 
@@ -327,59 +346,63 @@ class _Stop(Exception):
     """The run is stopping (interrupted, or no GPU): leave this student for the next run."""
 
 
+def _move(state: _Student, device: _Device) -> None:
+    """Sends the student's next test programs to `device`: on its GPU, under its lock."""
+    state.device = device
+    state.run.lock, state.run.gpu = device.lock, device.gpu
+
+
 class ClassGrading:
-    """One lane's grading of a list of students: a build pool, a pool of correctness runs and one
-    thread that does everything that needs the GPU alone."""
+    """A class's grading on the GPUs given: a build pool, a pool of correctness runs (DEFAULT_GPU_JOBS a GPU) and
+    one thread a GPU that does everything needing that GPU alone, for whichever students are ready."""
 
     def __init__(self, config: LabConfig, students: list[Student], out_dir: Path, workroot: Path,
-                 options: ClassOptions, gpu: Gpu, stream: TextIO = sys.stdout):
+                 options: ClassOptions, gpus: list[Gpu], stream: TextIO = sys.stdout):
         self.config = config
         self.students = students
         self.out_dir = out_dir
         self.workroot = workroot.resolve()
         self.options = options
-        self.gpu = gpu
-        self.lock = GpuLock(gpu.key)
-        self.progress = Progress(len(students), stream, options.counts_file)
-        self.reference_build = options.reference_build
+        self.devices = [_Device(gpu, GpuLock(gpu.key)) for gpu in gpus]
+        self.devices_guard = threading.Lock()  # the devices' in_correctness
+        self.progress = Progress(len(students), stream)
+        self.reference_build: Path | None = None
         self.reference_built = threading.Event()
         self.reference_wanted = False  # once a student passes intake: a class that intake refuses whole needs none
-        self.reference: Evaluation | None = None
-        self.students_timed = 0  # students whose serial tests and timing ran: the reference is timed again after
-        self.judge_listed: RunInfo | None = None  # what the first listing found: a split lab's judge lists alike
         self.stopping = threading.Event()
         self.no_gpu = ""
         self.fatal: GraderError | None = None
-        self.alone: queue.Queue[_Student | None] = queue.Queue()
+        # The students ready for their serial tests and timing, in the order they came, for whichever GPU's thread
+        # is free: (0, order, student); each thread's end (1, order, None) comes after every student, even one a
+        # thread gave back (_serial_and_timing).
+        self.alone: queue.PriorityQueue[tuple[int, int, _Student | None]] = queue.PriorityQueue()
+        self.order = itertools.count()
         self.in_correctness = 0  # students given to the correctness pool whose correctness runs have not ended
         self.in_correctness_guard = threading.Lock()
         self.phases_s = {"reference_build_s": 0.0, "reference_timing_s": 0.0}
         self.graded_tests = class_tests(config)
         self.tests = plan(config, self.graded_tests)  # the tests graded, by how they hold the GPU
         self.ncu = profile.find_ncu() if options.profile else None
-        self.reference_profile: profile.Profiled | None = None  # measured once, by the first student's profile
         self.afresh_said = threading.Event()  # builds that could not reuse the reference's configuration: said once
         self.servers: JudgeServers | None = None  # the reference judge's serving processes, once it is built
-        self.room: threading.Semaphore | None = None  # with claims_dir: room for more students in flight
 
     # -- the run ------------------------------------------------------------------------------------------
 
     def run(self) -> bool:
         """Grade every student; returns False when interrupted. Raises NoGpu / GraderError at the end
         when the run could not finish for want of a GPU or because the reference is broken."""
-        jobs = self.options.jobs or default_jobs(self.options.gpu_jobs)
-        if self.options.claims_dir is not None:
-            self.room = threading.Semaphore(lane_room(jobs, self.options.gpu_jobs))
-        builders = ThreadPoolExecutor(jobs, thread_name_prefix="build")
-        self.correctness_pool = ThreadPoolExecutor(self.options.gpu_jobs, thread_name_prefix="run")
-        alone = threading.Thread(target=self._alone_worker, name="alone", daemon=True)
+        gpus = len(self.devices)
+        builders = ThreadPoolExecutor(self.options.jobs or default_jobs(self.options.gpu_jobs, gpus),
+                                      thread_name_prefix="build")
+        self.correctness_pool = ThreadPoolExecutor(self.options.gpu_jobs * gpus, thread_name_prefix="run")
+        timers = [threading.Thread(target=self._alone_worker, args=(device,), name=f"alone-{k}", daemon=True)
+                  for k, device in enumerate(self.devices)]
         interrupted = False
         try:
             futures = []
-            alone.start()
+            for timer in timers:
+                timer.start()
             for student in self.students:  # intake is quick: refusals and kept results show at once
-                if not self._claimed(student):
-                    continue
                 if (state := self._intake(student)) is not None:
                     if not self.reference_wanted:  # the first student to build: the reference builds ahead of them
                         self.reference_wanted = True
@@ -397,8 +420,10 @@ class ClassGrading:
         finally:
             builders.shutdown(wait=True)
             self.reference_built.set()
-            self.alone.put(None)
-            alone.join()
+            for _ in timers:  # one end for each GPU's thread
+                self.alone.put((1, next(self.order), None))
+            for timer in timers:
+                timer.join()
             if self.servers is not None:
                 self.servers.close()
             self.progress.close()
@@ -408,34 +433,9 @@ class ClassGrading:
             raise NoGpu(self.no_gpu)
         return not (interrupted or self.stopping.is_set())
 
-    def _claimed(self, student: Student) -> bool:
-        """Whether this lane grades `student`: always, unless the lanes share the roster (claims_dir). Then once
-        this lane has room for another student in flight, and only if no other lane claimed them first."""
-        if self.room is None:
-            return True
-        while not self.room.acquire(timeout=LANE_POLL_S):
-            if self._stop_requested():
-                return False
-        if self._stop_requested():
-            self.room.release()
-            return False
-        try:
-            os.close(os.open(self.options.claims_dir / student.name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            self.room.release()
-            return False
-        return True
-
-    def _settled(self) -> None:
-        """A student's result is written or kept: room for the next one (claims_dir)."""
-        if self.room is not None:
-            self.room.release()
-
     def _stop_requested(self, gpu_needed: bool = True) -> bool:
         """Whether to stop: interrupted, the reference is broken, or (for what runs on the GPU) there is none.
         Without a GPU the builds go on, so that build errors are graded and the builds measured."""
-        if self.options.stop_file is not None and self.options.stop_file.exists():
-            self.stopping.set()
         return self.stopping.is_set() or self.fatal is not None or (gpu_needed and bool(self.no_gpu))
 
     def _check_stop(self, gpu_needed: bool = True) -> None:
@@ -453,8 +453,7 @@ class ClassGrading:
     def _build_reference(self) -> None:
         started = time.monotonic()
         try:
-            if self.reference_build is None:
-                self.reference_build = build_reference_tree(self.config, self.workroot / "reference-build")
+            self.reference_build = build_reference_tree(self.config, self.workroot / "reference-build")
             if not self.options.judge_per_program:
                 self.servers = JudgeServers(self._reference_binary(), self.workroot / "judges")
         except GraderError as error:
@@ -468,19 +467,24 @@ class ClassGrading:
     def _reference_binary(self) -> Path:
         return build.binary_path(self.reference_build, self.config.name, "reference")
 
-    def _time_reference(self) -> None:
-        """The lane's reference timing, under the exclusive lock; the class is scored against it."""
+    def _time_reference(self, device: _Device) -> None:
+        """The reference's timing on `device`, under its exclusive lock; the students it times are scored against
+        it. The GPUs time theirs at once, each alone on its own GPU."""
         started = time.monotonic()
-        cases = timed_cases(self.config)
-        evaluation = time_reference(self.config, self._reference_binary(), self.workroot / "reference-run",
-                                    self.lock, cases, scored_measurements(self.config), servers=self.servers)
+        evaluation = time_reference(self.config, self._reference_binary(), self._device_work(device, "reference-run"),
+                                    device.lock, timed_cases(self.config), scored_measurements(self.config),
+                                    servers=self.servers, gpu=device.gpu)
         failed = [f"{name}: {o.status}: {' '.join(o.messages)[:2000]}" for name, o in evaluation.outcomes.items()
                   if not o.passed]
         if failed:
-            raise GraderError(f"the reference's timing cases failed on {self.gpu.name or self.gpu.key}, so "
+            raise GraderError(f"the reference's timing cases failed on {device.gpu.name or device.gpu.key}, so "
                               f"no student can be scored for performance:\n" + "\n".join(failed))
-        self.reference = evaluation
-        self.phases_s["reference_timing_s"] = time.monotonic() - started
+        device.reference = evaluation
+        self.phases_s["reference_timing_s"] = max(self.phases_s["reference_timing_s"], time.monotonic() - started)
+
+    def _device_work(self, device: _Device, what: str) -> Path:
+        """A folder of the run for `what` on `device` (each GPU times and profiles the reference in its own)."""
+        return self.workroot / what if len(self.devices) == 1 else self.workroot / f"{what}-{safe_key(device.gpu.key)}"
 
     # -- intake and build (build pool) --------------------------------------------------------------------
 
@@ -520,7 +524,7 @@ class ClassGrading:
                 self._write(state, grade.not_compiled(self.config, message, state.started), ["build error"],
                             "build_error")
                 return
-            state.run = ProgramRun(self.config, built.binary, state.work / "run", self.lock,
+            state.run = ProgramRun(self.config, built.binary, state.work / "run",
                                    measure_only=scored_measurements(self.config), servers=self.servers)
             self._count_in_correctness(+1)
             self.correctness_pool.submit(self._guarded, state, self._correctness)
@@ -536,7 +540,6 @@ class ClassGrading:
         if _kept_fingerprint(self.out_dir, name) != state.fingerprint:
             return False
         self.progress.kept(name)
-        self._settled()
         return True
 
     def _refuse(self, state: _Student, why: str, files: dict[str, bytes]) -> None:
@@ -563,7 +566,7 @@ class ClassGrading:
 
     def _correctness(self, state: _Student) -> None:
         """The student's tests that may share the GPU (the scheduler's plan), a few students at once; then the
-        serial tests and timing are queued for the thread that runs them alone."""
+        serial tests and timing are queued for the GPUs' threads that run them alone."""
         try:
             self._run_correctness(state)
         finally:
@@ -572,16 +575,37 @@ class ClassGrading:
     def _run_correctness(self, state: _Student) -> None:
         self._check_stop()
         started = time.monotonic()
-        if not state.run.list_cases([t.name for t in self.config.tests], known=self.judge_listed):
-            self._score(state)
-            return
-        self.judge_listed = self.judge_listed or state.run.info
-        state.run.run_beside(self.tests.beside, before_each=self._check_stop)
+        device = self._correctness_device()
+        try:
+            listed = self._correctness_on(device, state)
+        finally:
+            with self.devices_guard:
+                device.in_correctness -= 1
         state.phases_s["correctness_s"] = time.monotonic() - started
-        if self.tests.alone or state.run.busy_beside or self._timing_possible(state, assume_alone_pass=True):
-            self.alone.put(state)
+        if listed and (self.tests.alone or state.run.busy_beside or self._timing_possible(state, True)):
+            state.order = next(self.order)
+            self.alone.put((0, state.order, state))
         else:
             self._score(state)
+
+    def _correctness_device(self) -> _Device:
+        """The GPU for the next student's correctness programs: of those with fewer than gpu_jobs students in
+        theirs (the pool's size makes sure there is one), one that is not timing if there is one (its programs
+        would wait for the timing to end), and of those the one with the fewest."""
+        with self.devices_guard:
+            device = min((d for d in self.devices if d.in_correctness < self.options.gpu_jobs),
+                         key=lambda d: (d.timing, d.in_correctness))
+            device.in_correctness += 1
+            return device
+
+    def _correctness_on(self, device: _Device, state: _Student) -> bool:
+        """The student's correctness programs on `device`; False when the test program could not start."""
+        _move(state, device)
+        if not state.run.list_cases([t.name for t in self.config.tests], known=device.listed):
+            return False
+        device.listed = device.listed or state.run.info
+        state.run.run_beside(self.tests.beside, before_each=self._check_stop)
+        return True
 
     def _timing_possible(self, state: _Student, assume_alone_pass: bool = False) -> list[str]:
         """The timing cases worth running for this student: they earn points and what they require passed (or,
@@ -594,100 +618,121 @@ class ClassGrading:
                 cases.append(spec.case)
         return cases
 
-    # -- serial tests and timing (one thread, GPU lock exclusive) -----------------------------------------
+    # -- serial tests and timing (a thread a GPU, its GPU lock exclusive) ---------------------------------
 
-    def _alone_worker(self) -> None:
+    def _alone_worker(self, device: _Device) -> None:
+        """`device`'s thread: the reference's timing there, then the serial tests and timing of whichever students
+        are ready, a batch at a time, and the reference's timing again at the end."""
         self.reference_built.wait()
         if self.reference_wanted and self.fatal is None and not self._stop_requested():
-            self._guarded_reference()
+            self._guarded_reference(device)
         last = False
         while not last:
+            self._wait_while_hung(device)
             batch = self._gather_batch()
             last = batch[-1] is None
             batch = [state for state in batch if state is not None]
-            if batch and self.reference is not None and not self._stop_requested():
-                self._serial_and_timing(batch)
-        if self.students_timed and self.reference is not None and not self._stop_requested():
-            self._time_reference_again()
+            if batch and device.reference is not None and not self._stop_requested():
+                # A thread that took its end takes no more students: it keeps those it has, whatever they wait for.
+                self._serial_and_timing(device, batch, may_give_back=not last)
+        if device.students_timed and device.reference is not None and not self._stop_requested():
+            self._time_reference_again(device)
+
+    def _wait_while_hung(self, device: _Device) -> None:
+        """With other GPUs to time the students, take none while a program on this one looks hung (a kernel that
+        never ends, until its case's time limit): what is timed cannot share the GPU with it, and the others'
+        threads go on meanwhile. Its correctness programs go on beside it."""
+        while len(self.devices) > 1 and device.lock.suspect_hold() and not self._stop_requested():
+            time.sleep(HUNG_POLL_S)
 
     def _gather_batch(self) -> list[_Student | None]:
         """The next students to time, in the order they came (None last once no more will come): up to
         ALONE_BATCH, gathered while others are still in their correctness runs and for at most ALONE_GATHER_S
         after the first."""
-        batch = [self.alone.get()]
+        batch = [self.alone.get()[2]]
         deadline = time.monotonic() + ALONE_GATHER_S
         while batch[-1] is not None and len(batch) < ALONE_BATCH:
             if self.alone.empty() and (self.in_correctness == 0 or self.stopping.is_set()):
                 break  # none is on the way: waiting would only delay these
             try:
-                batch.append(self.alone.get(timeout=min(max(0.0, deadline - time.monotonic()), 0.2)))
+                batch.append(self.alone.get(timeout=min(max(0.0, deadline - time.monotonic()), 0.2))[2])
             except queue.Empty:
                 if time.monotonic() >= deadline:
                     break
         return batch
 
-    def _serial_and_timing(self, batch: list[_Student]) -> None:
+    def _serial_and_timing(self, device: _Device, batch: list[_Student], may_give_back: bool) -> None:
         """The serial tests, the cases found busy beside others and the timing cases of the students in `batch`, in
-        one exclusive hold; then their scores."""
+        one exclusive hold of `device`; then their scores. With other GPUs to take them (and `may_give_back`), a
+        batch whose hold would wait for a program that looks hung goes back to the queue, in its place."""
         done = []
-        with hold(self.lock, alone=True) as waited:
+        try:
+            with device.alone(unless_hung=may_give_back and len(self.devices) > 1) as waited:
+                for state in batch:
+                    if self._stop_requested():
+                        break
+                    started = time.monotonic()
+                    try:
+                        _move(state, device)
+                        state.run.run_correctness_alone(self.tests.alone)
+                        timed = self._timing_possible(state)  # now that every correctness case has run
+                        state.run.run_alone_together(timed)
+                        state.run.time_again_near_thresholds(timed, device.reference.outcomes)
+                    except Exception as error:  # noqa: BLE001
+                        self._grader_problem(state, error)
+                        continue
+                    state.run.lock_wait["exclusive_s"] += waited
+                    state.phases_s["serial_and_timing_s"] = time.monotonic() - started
+                    done.append(state)
+        except HeldByHang:
             for state in batch:
-                if self._stop_requested():
-                    break
-                started = time.monotonic()
-                try:
-                    state.run.run_correctness_alone(self.tests.alone)
-                    timed = self._timing_possible(state)  # now that every correctness case has run
-                    state.run.run_alone_together(timed)
-                    state.run.time_again_near_thresholds(timed, self.reference.outcomes)
-                except Exception as error:  # noqa: BLE001
-                    self._grader_problem(state, error)
-                    continue
-                state.run.lock_wait["exclusive_s"] += waited
-                state.phases_s["serial_and_timing_s"] = time.monotonic() - started
-                done.append(state)
-        self.students_timed += len(done)
+                self.alone.put((0, state.order, state))
+            return
+        device.students_timed += len(done)
         if self.options.profile:
             for state in done:
                 if not self._stop_requested():
-                    self._profile(state)
+                    self._profile(device, state)
         for state in done:
             self._guarded(state, self._score)
 
-    def _profile(self, state: _Student) -> None:
+    def _profile(self, device: _Device, state: _Student) -> None:
         """The student's timed kernels under Nsight Compute, in their sandbox, holding the GPU alone (a profile
-        replays kernels, which would spoil a timing beside it); the reference's once a lane, beside it. Feedback
+        replays kernels, which would spoil a timing beside it); the reference's once a GPU, beside it. Feedback
         only: the text joins the student's output after scoring, and a failure here costs them nothing."""
         started = time.monotonic()
         status = {case: outcome.status for case, outcome in state.run.outcomes.items()}
-        with hold(self.lock, alone=True):
+        with device.alone():
             state.profile_text = profile.submission_feedback(self.config, state.run.binary, self.ncu,
-                                                             state.work / "profile", status, self._reference_profile)
+                                                             state.work / "profile", status,
+                                                             lambda: self._reference_profile(device),
+                                                             device.gpu.visible)
         state.phases_s["profile_s"] = time.monotonic() - started
 
-    def _reference_profile(self) -> profile.Profiled:
-        """The reference's profile, taken once a lane, by the first student's (in that student's hold)."""
-        if self.reference_profile is None:
-            self.reference_profile = profile.profile_build(self.config, self._reference_binary(), self.ncu,
-                                                           self.workroot / "reference-profile")
-        return self.reference_profile
+    def _reference_profile(self, device: _Device) -> profile.Profiled:
+        """The reference's profile on `device`, taken once, by the first student's there (in that student's hold)."""
+        if device.reference_profile is None:
+            device.reference_profile = profile.profile_build(self.config, self._reference_binary(), self.ncu,
+                                                             self._device_work(device, "reference-profile"),
+                                                             gpu=device.gpu.visible)
+        return device.reference_profile
 
-    def _time_reference_again(self) -> None:
-        """The reference's timing cases once more, after the class's, written beside the results with the timing
-        every student was scored against (summary.py compares the two)."""
+    def _time_reference_again(self, device: _Device) -> None:
+        """The reference's timing cases once more on `device`, after the class's, written beside the results with
+        the timing its students were scored against (summary.py compares the two)."""
         try:
-            again = time_reference(self.config, self._reference_binary(), self.workroot / "reference-again",
-                                   self.lock, timed_cases(self.config), scored_measurements(self.config),
-                                   servers=self.servers)
+            again = time_reference(self.config, self._reference_binary(), self._device_work(device, "reference-again"),
+                                   device.lock, timed_cases(self.config), scored_measurements(self.config),
+                                   servers=self.servers, gpu=device.gpu)
             last = _timing_run(self.config, again)
         except Exception as error:  # noqa: BLE001 (the class is graded; only the check is lost)
             last = {"at": time.time(), "medians": {}, "failed": [f"grader problem: {error}"]}
-        summary.write_reference_timings(self.out_dir, self.gpu.key, self.gpu.name,
-                                        [_timing_run(self.config, self.reference), last])
+        summary.write_reference_timings(self.out_dir, device.gpu.key, device.gpu.name,
+                                        [_timing_run(self.config, device.reference), last])
 
-    def _guarded_reference(self) -> None:
+    def _guarded_reference(self, device: _Device) -> None:
         try:
-            self._time_reference()
+            self._time_reference(device)
         except NoGpu as error:
             self._no_gpu(str(error))
         except GraderError as error:
@@ -708,8 +753,8 @@ class ClassGrading:
         for case in self.config.timing_cases:
             if case not in outcomes:
                 outcomes[case] = CaseOutcome(case, NOT_TIMED, [self._why_not_timed(case, outcomes)])
-        reference = self.reference.outcomes if self.reference else None
-        items = score_lab(self.config, outcomes, reference)
+        reference = state.device.reference if state.device is not None else None
+        items = score_lab(self.config, outcomes, reference.outcomes if reference else None)
         evaluation = state.run.evaluation()
         output = f"Graded on {evaluation.info.gpu} (driver {evaluation.info.driver})."
         if state.profile_text:  # scored above without it
@@ -731,15 +776,17 @@ class ClassGrading:
 
     def _finish(self, state: _Student, items: list[Scored], output: str, notes: list[str], status: str,
                 evaluation: Evaluation | None = None) -> None:
-        graded = grade.finish(self.config, items, output, state.started, evaluation,
-                              self.reference if evaluation is not None else None)
+        reference = state.device.reference if state.device is not None and evaluation is not None else None
+        graded = grade.finish(self.config, items, output, state.started, evaluation, reference)
         self._write(state, graded, notes, status, evaluation)
 
     def _write(self, state: _Student, graded: grade.Graded, notes: list[str], status: str,
                evaluation: Evaluation | None = None) -> None:
         extra = graded.results["extra_data"]
-        extra.update(student=state.student.name, status=status, attention=notes, fingerprint=state.fingerprint,
-                     lane={"gpu": self.gpu.key, "name": self.gpu.name, "cuda_visible_devices": self.gpu.visible})
+        extra.update(student=state.student.name, status=status, attention=notes, fingerprint=state.fingerprint)
+        if state.device is not None:  # the GPU that timed them (scored against its reference), or ran their tests
+            gpu = state.device.gpu
+            extra["gpu"] = {"key": gpu.key, "name": gpu.name, "cuda_visible_devices": gpu.visible}
         extra["phases_s"] = {key: round(value, 3) for key, value in state.phases_s.items()}
         if state.student.lms:
             extra["lms"] = state.student.lms
@@ -749,14 +796,13 @@ class ClassGrading:
             extra["found_busy_beside_others"] = state.run.busy_beside  # each run again alone
             extra["case_s"] = state.run.case_s
             extra["programs"] = state.run.programs
-            if self.reference is not None:
-                extra["reference_programs"] = self.reference.programs
+            if state.device is not None and state.device.reference is not None:
+                extra["reference_programs"] = state.device.reference.programs
         folder = self.out_dir / state.student.name
         report.write_json(folder / summary.RESULTS, graded.results)
         report.write_text(folder / "report.txt", graded.table + "\n")
         self.progress.finished(state.student.name, graded.results["score"], self.config.autograded_points, notes,
                                self.config.extra_credit_points)
-        self._settled()
         if not self.options.keep_work:
             shutil.rmtree(state.work, ignore_errors=True)
 
@@ -769,108 +815,22 @@ def class_outputs(config: LabConfig, out_dir: Path, students: list[str]) -> str:
 
 def grade_class(config: LabConfig, submissions: Path, out_dir: Path, workroot: Path,
                 options: ClassOptions = ClassOptions(), shard: tuple[int, int] | None = None,
-                lane: tuple[int, int] | None = None, stream: TextIO = sys.stdout) -> ClassResult:
-    """Grade the students of `submissions` (the shard's share, if given) into `out_dir`: results per student,
-    then gradebook.csv and the summary. With several GPUs and no `lane`, each GPU grades a share in a
-    process of its own (grade_on_lanes); `lane` (k, n) is the share of one such process."""
+                stream: TextIO = sys.stdout) -> ClassResult:
+    """Grade the students of `submissions` (the shard's share, if given) into `out_dir`, on every GPU this process
+    may use: results per student, then gradebook.csv and the summary."""
     students = roster(submissions, shard)
-    if lane is not None and options.claims_dir is None:
-        students = students[lane[0]::lane[1]]
     if not students:  # an empty share (of a small class, or an empty folder) has nothing to build, run or time
-        return ClassResult([], class_outputs(config, out_dir, []) if lane is None else "")
+        return ClassResult([], class_outputs(config, out_dir, []))
     sanitizer_wrappers(config, list(config.all_case_names))  # refuse before any student if it is missing
     gpus = list_gpus()
-    # Lanes start from a reference built before any intake; a class that intake refuses whole (the submissions of
-    # another lab, say) is refused here instead, building nothing.
-    if lane is None and len(gpus) > 1 and any(not check.problem for check in check_intake(config, submissions, shard)):
-        return grade_on_lanes(config, submissions, out_dir, workroot, options, shard, gpus, stream)
-    grading = ClassGrading(config, students, out_dir, workroot, options, gpus[0], stream)
+    grading = ClassGrading(config, students, out_dir, workroot, options, gpus, stream)
+    if len(gpus) > 1:
+        grading.progress.note(f"{len(gpus)} GPUs ({', '.join(g.name or g.key for g in gpus)}): each runs correctness "
+                              f"programs and times whichever students are ready, against its own reference timing")
     names = [s.name for s in students]
     completed = False
     try:
         completed = grading.run()
     finally:
-        # Written even when interrupted, from what is done; a lane's results are summed up by its starter.
-        text = class_outputs(config, out_dir, names) if lane is None else ""
+        text = class_outputs(config, out_dir, names)  # written even when interrupted, from what is done
     return ClassResult(names, text, stopped=not completed, phases_s=grading.phases_s)
-
-
-def lane_command(config: LabConfig, submissions: Path, out_dir: Path, options: ClassOptions,
-                 shard: tuple[int, int] | None, lane: tuple[int, int], state_dir: Path) -> list[str]:
-    """The grader command of one lane of a multi-GPU run."""
-    command = [sys.executable, "-m", "grader", "grade-class", "--lab", config.name, "--submissions",
-               str(submissions.resolve()), "--out", str(out_dir.resolve()), "--lane", f"{lane[0]}/{lane[1]}",
-               "--jobs", str(options.jobs), "--gpu-jobs", str(options.gpu_jobs),
-               "--reference-build", str(options.reference_build),
-               "--counts-file", str(state_dir / f"lane-{lane[0]}.json"), "--stop-file", str(state_dir / "stop")]
-    if not sandbox.current().enabled:  # the TA opted out for this run: the lanes too
-        command.append("--no-sandbox")
-    if options.profile:
-        command.append("--profile")
-    if options.judge_per_program:
-        command.append("--judge-per-program")
-    if options.claims_dir is not None:
-        command += ["--claims-dir", str(options.claims_dir)]
-    if shard is not None:
-        command += ["--shard", f"{shard[0]}/{shard[1]}"]
-    if options.regrade_all:
-        command += ["--regrade"]
-    elif options.regrade:
-        command += ["--regrade", *sorted(options.regrade)]
-    return command
-
-
-def grade_on_lanes(config: LabConfig, submissions: Path, out_dir: Path, workroot: Path, options: ClassOptions,
-                   shard: tuple[int, int] | None, gpus: list[Gpu], stream: TextIO = sys.stdout) -> ClassResult:
-    """One lane per GPU: the reference is built here once, then one grader process per GPU (its
-    CUDA_VISIBLE_DEVICES naming that GPU) grades the students it claims as it has room (ClassOptions.claims_dir),
-    timing against its own reference timing; this process shows their progress and writes the class's outputs."""
-    students = [s.name for s in roster(submissions, shard)]
-    count = len(gpus)
-    started = time.monotonic()
-    reference_build = build_reference_tree(config, workroot.resolve() / "reference-build")
-    builds = options.jobs or default_jobs(options.gpu_jobs, count)
-    reference_built = time.monotonic()
-    state_dir = out_dir / ".lanes"
-    shutil.rmtree(state_dir, ignore_errors=True)
-    (state_dir / "claims").mkdir(parents=True)
-    lane_options = replace(options, jobs=max(1, builds // count), reference_build=reference_build,
-                           claims_dir=state_dir / "claims")
-    results: dict[int, object] = {}
-
-    def run_lane(k: int) -> None:
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpus[k].visible)
-        results[k] = run_process(lane_command(config, submissions, out_dir, lane_options, shard, (k, count),
-                                              state_dir), cwd=REPO_ROOT, env=env, timeout_s=LANE_TIMEOUT_S)
-
-    progress = Progress(len(students), stream)
-    progress.note(f"{count} GPUs: one lane each ({', '.join(g.name or g.key for g in gpus)})")
-    threads = [threading.Thread(target=run_lane, args=(k,), daemon=True) for k in range(count)]
-    for thread in threads:
-        thread.start()
-    stopped = False
-    try:
-        while any(thread.is_alive() for thread in threads):
-            time.sleep(LANE_POLL_S)
-            lanes = [read_counts(state_dir / f"lane-{k}.json") or Counts(0) for k in range(count)]
-            total = Counts(0)
-            for counts in lanes:
-                total = total.add(counts)
-            progress.show_counts(replace(total, total=len(students)))
-    except KeyboardInterrupt:
-        stopped = True
-        (state_dir / "stop").touch()
-        progress.note("Stopping: each lane finishes the test programs it is running; run again to go on.")
-        for thread in threads:
-            thread.join()
-    finally:
-        progress.close()
-        text = class_outputs(config, out_dir, students)
-    failed = {k: r for k, r in results.items() if r.returncode != 0}
-    if any(r.returncode == NO_GPU_EXIT for r in failed.values()):
-        raise NoGpu(next(r.output for r in failed.values() if r.returncode == NO_GPU_EXIT)[-2000:])
-    if failed and not stopped:
-        raise GraderError("\n".join(f"lane {k} ({gpus[k].name or gpus[k].key}) {r.describe_exit()}:\n"
-                                    f"{r.output[-3000:]}" for k, r in failed.items()))
-    return ClassResult(students, text, stopped=stopped,
-                       phases_s={"reference_build_s": reference_built - started})

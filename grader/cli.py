@@ -20,7 +20,7 @@ from grader.proc import interrupt_on_sigterm, run_attached
 from grader.run.schedule import ProgramRun
 from grader.selfcheck import case_problems, check_lab
 
-NO_GPU_EXIT = classroom.NO_GPU_EXIT
+NO_GPU_EXIT = 3
 INTERRUPTED_EXIT = 130
 
 
@@ -208,15 +208,14 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     # The folder is checked before the sandbox, compute-sanitizer or the reference build are: a TA's mistake
-    # here costs no build, and needs none of what grading needs. A lane's starter has checked it already.
-    if args.lane is None:
-        folder = classroom.read_class(submissions)
-        if warning := classroom.skipped_warning(folder.skipped):
-            print(warning, file=sys.stderr)
-        if not folder.students:
-            print(f"grade-class: {submissions} holds no submissions (a folder or .zip per student), so there is "
-                  f"nothing to grade", file=sys.stderr)
-            return 2
+    # here costs no build, and needs none of what grading needs.
+    folder = classroom.read_class(submissions)
+    if warning := classroom.skipped_warning(folder.skipped):
+        print(warning, file=sys.stderr)
+    if not folder.students:
+        print(f"grade-class: {submissions} holds no submissions (a folder or .zip per student), so there is "
+              f"nothing to grade", file=sys.stderr)
+        return 2
     if args.check_intake:
         return _check_intake(config, submissions, args.shard)
     if not args.out:
@@ -226,23 +225,19 @@ def cmd_grade_class(args: argparse.Namespace) -> int:
     sandbox.apply_policy(untrusted=True, opted_out=args.no_sandbox)
     options = classroom.ClassOptions(
         jobs=args.jobs, gpu_jobs=args.gpu_jobs, regrade_all=args.regrade == [],
-        regrade=frozenset(args.regrade or ()),
-        reference_build=Path(args.reference_build) if args.reference_build else None,
-        counts_file=Path(args.counts_file) if args.counts_file else None,
-        stop_file=Path(args.stop_file) if args.stop_file else None, keep_work=args.keep, profile=args.profile,
-        judge_per_program=args.judge_per_program, claims_dir=Path(args.claims_dir) if args.claims_dir else None)
+        regrade=frozenset(args.regrade or ()), keep_work=args.keep, profile=args.profile,
+        judge_per_program=args.judge_per_program)
     interrupt_on_sigterm()
     workroot = fresh_workroot()
     try:
-        result = classroom.grade_class(config, submissions, out, workroot, options, args.shard, args.lane)
+        result = classroom.grade_class(config, submissions, out, workroot, options, args.shard)
     finally:
         remove_workroot(workroot, args.keep)
-    if args.lane is None:
-        print("\n" + result.summary)
-        print(f"Gradebook: {out / 'gradebook.csv'}; summary: {out / 'summary.txt'}")
-        for upload in (lms.CANVAS_UPLOAD, lms.GRADESCOPE_UPLOAD):
-            if (out / upload).is_file():
-                print(f"Scores to upload to {upload.split('-')[0].capitalize()}: {out / upload}")
+    print("\n" + result.summary)
+    print(f"Gradebook: {out / 'gradebook.csv'}; summary: {out / 'summary.txt'}")
+    for upload in (lms.CANVAS_UPLOAD, lms.GRADESCOPE_UPLOAD):
+        if (out / upload).is_file():
+            print(f"Scores to upload to {upload.split('-')[0].capitalize()}: {out / upload}")
     if result.stopped:
         print("Stopped before the end: run the same command again to grade the rest (finished students are kept).")
         return INTERRUPTED_EXIT
@@ -591,7 +586,7 @@ def parser() -> argparse.ArgumentParser:
         "grade-class", help="grade every submission in a folder; writes a gradebook and a summary",
         description="Grade every submission (a folder or .zip per student) into OUT/<student>/results.json, then "
                     "OUT/gradebook.csv, OUT/summary.txt and OUT/histogram.png. Builds run in parallel, correctness "
-                    "tests a few at a time, timing alone on its GPU (one lane per GPU). Run it again after an "
+                    "tests a few at a time on each GPU, timing alone on a GPU. Run it again after an "
                     "interruption: students already graded with the same files are kept.")
     klass.add_argument("--lab", required=True)
     klass.add_argument("--submissions", required=True, help="a folder with one folder or .zip per student")
@@ -618,12 +613,6 @@ def parser() -> argparse.ArgumentParser:
     klass.add_argument("--judge-per-program", action="store_true",
                        help="start the tests' judge afresh for each test program instead of sharing a few serving "
                             "ones (slower: for measuring what they save)")
-    # Used by a multi-GPU run for its lanes (a grader process per GPU).
-    klass.add_argument("--lane", type=_part, help=argparse.SUPPRESS)
-    klass.add_argument("--reference-build", help=argparse.SUPPRESS)
-    klass.add_argument("--counts-file", help=argparse.SUPPRESS)
-    klass.add_argument("--stop-file", help=argparse.SUPPRESS)
-    klass.add_argument("--claims-dir", help=argparse.SUPPRESS)
     klass.set_defaults(run=cmd_grade_class)
 
     checking = commands.add_parser(

@@ -22,7 +22,8 @@ ends, held until its case's time limit. Shutting everyone out behind it would
 stop the whole class's correctness runs for that long (a minute, by default)
 to wait for the one program. So the exclusive holder opens the turnstile and
 waits outside it until that program has gone; the other correctness runs go
-on meanwhile. What is timed still waits for the GPU to be free of it.
+on meanwhile. What is timed still waits for the GPU to be free of it, unless the holder would rather not wait
+(`exclusive(unless_hung=True)`: a class graded on several GPUs times its students on another GPU meanwhile).
 """
 from __future__ import annotations
 
@@ -51,6 +52,10 @@ SUSPECT_AFTER_S = 5.0
 RECENT_HOLDS = 50
 # How often a waiting exclusive holder looks again at the lock and at suspect holds.
 POLL_S = 0.01
+
+
+class HeldByHang(Exception):
+    """exclusive(unless_hung=True) gave up: a shared hold of this grader's on the GPU looks hung."""
 
 
 @dataclass(frozen=True)
@@ -148,12 +153,16 @@ class GpuLock:
             os.close(turnstile)
 
     @contextmanager
-    def exclusive(self) -> Iterator[float]:
+    def exclusive(self, unless_hung: bool = False) -> Iterator[float]:
+        """Holds the GPU alone; with `unless_hung`, raises HeldByHang instead of waiting out a hold that looks hung
+        (suspect_hold)."""
         start = time.monotonic()
         turnstile = self._open(self.turnstile)
         lock = self._open(self.path)
         try:
             while True:
+                if unless_hung and self.suspect_hold():
+                    raise HeldByHang(f"a program on GPU {self.key} looks hung")
                 while self.suspect_hold():  # let the others go on while it lasts
                     time.sleep(POLL_S)
                 fcntl.flock(turnstile, fcntl.LOCK_EX)  # no new shared holder gets in from now on

@@ -55,7 +55,7 @@ class Entry:
     median_s: float
     rate: float
     unit: str
-    ratio: float  # median_s over the reference's median, timed in the same grading (the same lane's GPU)
+    ratio: float  # median_s over the reference's median, timed in the same grading (on the GPU that timed the student)
     gpu: str
     driver: str
 

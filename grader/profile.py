@@ -358,9 +358,10 @@ class Profiled:
 
 def profile_build(config: LabConfig, binary: Path, ncu: Path, workdir: Path,
                   entries: Sequence[ProfileEntry] | None = None, confined: bool = False,
-                  timeout_s: float = PROFILE_TIMEOUT_S) -> Profiled:
+                  timeout_s: float = PROFILE_TIMEOUT_S, gpu: str | None = None) -> Profiled:
     """Each [[profile]] kernel of a built test program (or those of `entries`), measured in a run of its timing
-    case under ncu. `confined`: the code is untrusted, and ncu runs in its sandbox (confined_command)."""
+    case under ncu. `confined`: the code is untrusted, and ncu runs in its sandbox (confined_command). `gpu`: the
+    GPU it runs on, as CUDA_VISIBLE_DEVICES names it; None: the grader's own."""
     workdir.mkdir(parents=True, exist_ok=True)
     profiled = Profiled({}, {})
     for entry in config.profile if entries is None else entries:
@@ -372,7 +373,8 @@ def profile_build(config: LabConfig, binary: Path, ncu: Path, workdir: Path,
         words = ncu_command(ncu, entry.kernel, csv_report)
         run, extra = (confined_command(binary, entry.case, words, written, workdir, config.run_limits) if confined
                       else command(binary, entry.case, words))
-        env = scrubbed_env(workdir, {"KIT_RESULTS": str(results), **extra})
+        env = scrubbed_env(workdir, {"KIT_RESULTS": str(results), **extra,
+                                     **({"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {})})
         process = run_process(run, cwd=workdir, env=env, timeout_s=timeout_s)
         text = read_untrusted(csv_report)
         measured = parse_report(text)
@@ -498,9 +500,9 @@ def untrusted_timeout_s(config: LabConfig) -> float:
 
 
 def profile_submission(config: LabConfig, binary: Path, ncu: Path | None, workdir: Path,
-                       case_status: dict[str, str]) -> Profiled | str:
-    """The submission's timed kernels under ncu, in its sandbox; or, where none can be measured, why (for the
-    student). Only kernels whose timing case passed are measured: a case that failed or hung in grading would
+                       case_status: dict[str, str], gpu: str | None = None) -> Profiled | str:
+    """The submission's timed kernels under ncu, in its sandbox, on `gpu` (profile_build); or, where none can be
+    measured, why (for the student). Only kernels whose timing case passed are measured: a case that failed or hung in grading would
     only do it again under the profiler."""
     if ncu is None:
         return ("No profile: Nsight Compute (ncu) is not installed on the grading machine. "
@@ -510,7 +512,7 @@ def profile_submission(config: LabConfig, binary: Path, ncu: Path | None, workdi
                for entry in config.profile if entry not in entries}
     try:
         profiled = profile_build(config, binary, ncu, workdir, entries, confined=True,
-                                 timeout_s=untrusted_timeout_s(config)) if entries else Profiled({}, {})
+                                 timeout_s=untrusted_timeout_s(config), gpu=gpu) if entries else Profiled({}, {})
     except ProfileError:
         return ("No profile: the grading machine does not let Nsight Compute read the GPU's performance counters "
                 "(ERR_NVGPUCTRPERM). `make profile LAB=" + config.name + "` shows the same table on your own GPU.")
@@ -520,13 +522,13 @@ def profile_submission(config: LabConfig, binary: Path, ncu: Path | None, workdi
 
 def submission_feedback(config: LabConfig, binary: Path, ncu: Path | None, workdir: Path,
                         case_status: dict[str, str],
-                        reference: Callable[[], Profiled | None]) -> str:
+                        reference: Callable[[], Profiled | None], gpu: str | None = None) -> str:
     """What a graded submission's report gets (grade --profile, grade-class --profile): its timed kernels profiled
-    in its sandbox (profile_submission), beside `reference()`'s where that gives one, as text. The caller holds
+    in its sandbox on `gpu` (profile_submission), beside `reference()`'s where that gives one, as text. The caller holds
     the GPU alone. It never raises: a profile is feedback only, and a grader problem here must not cost the
     student their grade, nor a submission that wrote something odd for ncu's file its results."""
     try:
-        mine = profile_submission(config, binary, ncu, workdir, case_status)
+        mine = profile_submission(config, binary, ncu, workdir, case_status, gpu)
         theirs = None
         if not isinstance(mine, str) and mine.kernels:
             try:

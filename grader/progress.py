@@ -2,20 +2,15 @@
 
 On a terminal the line is rewritten in place under the students' score lines;
 in a log (not a terminal) each finished student gets one plain line that ends
-with the same counts. A lane of a multi-GPU run also keeps its counts in a small
-JSON file, which the run that started it adds up.
+with the same counts.
 """
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TextIO
-
-from grader.report import write_text
 
 
 def clock(seconds: float) -> str:
@@ -43,10 +38,6 @@ class Counts:
     kept: int = 0
     needs_look: int = 0
 
-    def add(self, other: Counts) -> Counts:
-        return Counts(self.total + other.total, self.done + other.done, self.kept + other.kept,
-                      self.needs_look + other.needs_look)
-
 
 def progress_line(counts: Counts, elapsed_s: float) -> str:
     left = eta(elapsed_s, counts.done - counts.kept, counts.total - counts.done)
@@ -55,25 +46,15 @@ def progress_line(counts: Counts, elapsed_s: float) -> str:
             f"{clock(elapsed_s)} elapsed, ETA {clock(left) if left is not None else '--:--'}")
 
 
-def read_counts(path: Path) -> Counts | None:
-    try:
-        return Counts(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
-
-
 class Progress:
     """Counts finished students and shows them; safe to call from several threads."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stdout, counts_file: Path | None = None,
-                 tty: bool | None = None):
+    def __init__(self, total: int, stream: TextIO = sys.stdout, tty: bool | None = None):
         self.counts = Counts(total)
         self.stream = stream
-        self.counts_file = counts_file
         self.tty = stream.isatty() if tty is None else tty
         self.started = time.monotonic()
         self._lock = threading.Lock()
-        self._save()
 
     def kept(self, student: str) -> None:
         with self._lock:
@@ -96,18 +77,6 @@ class Progress:
         with self._lock:
             self._show(text)
 
-    def show_counts(self, counts: Counts) -> None:
-        """Show counts gathered elsewhere (the lanes of a multi-GPU run)."""
-        with self._lock:
-            changed = counts != self.counts
-            self.counts = counts
-            line = progress_line(counts, time.monotonic() - self.started)
-            if self.tty:
-                self.stream.write("\r\x1b[K" + line)
-            elif changed:
-                self.stream.write(line + "\n")
-            self.stream.flush()
-
     def close(self) -> None:
         with self._lock:
             if self.tty:
@@ -121,8 +90,3 @@ class Progress:
         else:
             self.stream.write(f"{text}  [{line}]\n")
         self.stream.flush()
-        self._save()
-
-    def _save(self) -> None:
-        if self.counts_file is not None:
-            write_text(self.counts_file, json.dumps(asdict(self.counts)))

@@ -6,7 +6,7 @@ and merge writes them for the combined shards; both read every
 The summary gives the score distribution and the students who need a TA's
 look: refused at intake (a forbidden identifier, a bad zip), build errors,
 time-outs, crashes, and grader problems, each with its reason. It also says
-whether the yardstick held still: each GPU lane times the reference at the
+whether the yardstick held still: each GPU times the reference at the
 start and again at the end (reference-timings-<gpu>.json beside the results),
 and a reference that moved by more than REFERENCE_DRIFT_WARN is a warning.
 
@@ -113,22 +113,22 @@ def summary_text(lab: str, maximum: float, table: list[Row], missing: list[str] 
 
 
 def write_reference_timings(out_dir: Path, gpu: str, name: str, runs: list[dict]) -> Path:
-    """A lane's reference timings: each run {"at": seconds since the epoch, "medians": {measurement: seconds},
-    "failed": [cases]}, the first the one the lane scored its students against."""
+    """A GPU's reference timings: each run {"at": seconds since the epoch, "medians": {measurement: seconds},
+    "failed": [cases]}, the first the one the students it timed were scored against."""
     path = out_dir / REFERENCE_TIMINGS.format(gpu=safe_key(gpu))
     write_text(path, json.dumps({"gpu": gpu, "name": name, "runs": runs}, indent=2) + "\n")
     return path
 
 
 def reference_timings_text(out_dir: Path) -> list[str]:
-    """The summary's lines on the reference's timings, per GPU lane: how far the one at the end moved from the
+    """The summary's lines on the reference's timings, per GPU: how far the one at the end moved from the
     one every score was measured against, with a warning past REFERENCE_DRIFT_WARN; none where there were
     no timings."""
     lines = []
     for path in sorted(out_dir.glob(REFERENCE_TIMINGS.format(gpu="*"))):
-        lane = json.loads(path.read_text())
-        first, *later = lane["runs"]
-        where = lane["name"] or lane["gpu"]
+        timings = json.loads(path.read_text())
+        first, *later = timings["runs"]
+        where = timings["name"] or timings["gpu"]
         if not later:
             lines.append(f"  {where}: timed once (the run stopped before it could be timed again)")
             continue

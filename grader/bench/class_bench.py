@@ -13,8 +13,8 @@ ones: a compile error, a kernel that never ends, a kernel that faults, and a
 forbidden identifier (refused at intake). It prints, and writes to
 OUT/bench.json, the total time, where the students' time went (build,
 correctness, serial tests and timing, lock waits), the outcome per kind,
-whether every copy of the reference scored full marks, each GPU lane's share
-and reference timing, any program that ran beside a timing on its GPU, and how
+whether every copy of the reference scored full marks, each GPU's share of the
+students and its reference timing, any program that ran beside a timing on its GPU, and how
 busy the cores and GPUs were (to tell which one limits). Stopped by SIGTERM or
 Ctrl-C, it lets the running programs finish and reports what was graded.
 
@@ -249,24 +249,27 @@ def public_name(config: LabConfig) -> dict[str, str]:
     return {name: f"hidden test {k} of {config.name} (named in solutions/)" for k, name in enumerate(hidden, 1)}
 
 
+def scored_on(result: dict) -> str:
+    """The key of the GPU a student was scored on: the one that timed them (or ran their tests, if none did)."""
+    return result["extra_data"].get("gpu", {}).get("key", "?")
+
+
 def _programs_by_gpu(results: dict[str, dict]) -> dict[str, list[dict]]:
-    """Every test program the class ran, by the GPU (its lane's key) it ran on: each student's, and each lane's
-    reference timing once."""
+    """Every test program the class ran, by the GPU it ran on (its own record's, else the student's): each
+    student's, and each GPU's reference timing once."""
     by_gpu: dict[str, dict[tuple, dict]] = {}
     for student, result in results.items():
         extra = result["extra_data"]
-        gpu = extra.get("lane", {}).get("gpu", "?")
-        programs = by_gpu.setdefault(gpu, {})
-        for program in extra.get("programs", []):
-            programs[(student, tuple(program["at"]), program["hold"])] = dict(program, who=student)
-        for program in extra.get("reference_programs", []):
-            programs[("reference", tuple(program["at"]), program["hold"])] = dict(program, who="reference")
+        for who, key in ((student, "programs"), ("reference", "reference_programs")):
+            for program in extra.get(key, []):
+                gpu = program.get("gpu", scored_on(result))
+                by_gpu.setdefault(gpu, {})[(who, tuple(program["at"]), program["hold"])] = dict(program, who=who)
     return {gpu: sorted(programs.values(), key=lambda p: p["at"][0]) for gpu, programs in by_gpu.items()}
 
 
 def gpu_exclusivity(results: dict[str, dict]) -> dict:
     """Per GPU: the programs that needed it alone (timing, serial tests), and every other program whose run
-    overlapped one of them in time (none, when the GPU lock held); wall-clock times, so lanes line up."""
+    overlapped one of them in time (none, when the GPU lock held); wall-clock times, so all GPUs' line up."""
     report = {}
     for gpu, programs in _programs_by_gpu(results).items():
         alone = [p for p in programs if p["hold"] == "alone"]
@@ -312,12 +315,12 @@ def program_durations(results: dict[str, dict]) -> dict:
 
 
 def program_starts(results: dict[str, dict]) -> dict:
-    """Per GPU: the test programs the class started there, a student and a second (from the first start to the last
-    end). Each program starts two or three CUDA contexts (the judge's, the runner's, a timing's twin), and the driver
+    """Per GPU: the test programs the class started there, a student scored there and a second (from the first
+    start to the last end). Each program starts two or three CUDA contexts (the judge's, the runner's, a timing's twin), and the driver
     starts and ends contexts one at a time for the whole host, about 6 a second on an H200 host
     (docs/gpu-runs/2026-11-27-h200x2-pool-all-selfchecks.md): a class that starts programs near that rate is paced
     by its program starts, not by its GPU work, and only fewer programs a student make it faster."""
-    students = Counter(result["extra_data"].get("lane", {}).get("gpu", "?") for result in results.values())
+    students = Counter(scored_on(result) for result in results.values())
     report = {}
     for gpu, programs in _programs_by_gpu(results).items():
         if not programs:
@@ -347,38 +350,43 @@ def gpu_busy_levels(results: dict[str, dict]) -> dict:
     return report
 
 
-def lanes(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> dict:
-    """Per lane (GPU): its students, its references at full marks, when its last program ended, and the
-    reference timing it scored its students against: one per lane, taken on that lane's GPU."""
+def gpus(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> dict:
+    """Per GPU: the students scored there (timed there, or, untimed, tested there), the reference copies among
+    them at full marks, when its last program ended, and the reference timing its students were scored against:
+    one per GPU, taken on that GPU."""
     report: dict[str, dict] = {}
-    starts = [p["at"][0] for programs in _programs_by_gpu(results).values() for p in programs]
+    by_gpu = _programs_by_gpu(results)
+    first = min((p["at"][0] for programs in by_gpu.values() for p in programs), default=0.0)
     shown = public_name(config)
     for student, result in sorted(results.items()):
         extra = result["extra_data"]
-        lane = extra.get("lane", {})
-        entry = report.setdefault(lane.get("gpu", "?"), {
-            "name": lane.get("name", ""), "cuda_visible_devices": lane.get("cuda_visible_devices", ""),
-            "students": 0, "references": 0, "references_full_marks": 0, "last_program_ended_s": 0.0,
-            "reference_timings": [], "reference_timed_at": []})
+        gpu = extra.get("gpu", {})
+        entry = report.setdefault(scored_on(result), {
+            "name": gpu.get("name", ""), "cuda_visible_devices": gpu.get("cuda_visible_devices", ""),
+            "students": 0, "references": 0, "references_full_marks": 0, "reference_timings": [],
+            "reference_timed_at": [], "reference_timed_elsewhere": False})
         entry["students"] += 1
         if kinds.get(student) == "reference":
             entry["references"] += 1
             entry["references_full_marks"] += result["score"] >= config.autograded_points
-        ends = [p["at"][1] for p in extra.get("programs", [])]
-        if ends and starts:
-            entry["last_program_ended_s"] = round(max(entry["last_program_ended_s"], max(ends) - min(starts)), 1)
         medians = {shown.get(case, case): [t.get("median_s") for t in timings] for case, timings in
                    extra.get("reference_timings", {}).items()}
         if medians and medians not in entry["reference_timings"]:
             entry["reference_timings"].append(medians)
-        timed_at = [p["at"] for p in extra.get("reference_programs", []) if p["hold"] == "alone"]
+        timing = [p for p in extra.get("reference_programs", []) if p["hold"] == "alone"]
+        timed_at = [p["at"] for p in timing]
         if timed_at and timed_at not in entry["reference_timed_at"]:
             entry["reference_timed_at"].append(timed_at)
+        entry["reference_timed_elsewhere"] |= any(p.get("gpu", scored_on(result)) != scored_on(result)
+                                                  for p in timing)
     every_timing = [json.dumps(t) for entry in report.values() for t in entry["reference_timed_at"]]
-    for entry in report.values():
-        # Its own: one reference timing for all its students, and no other lane's.
+    for gpu, entry in report.items():
+        ends = [p["at"][1] for p in by_gpu.get(gpu, [])]
+        entry["last_program_ended_s"] = round(max(ends) - first, 1) if ends else 0.0
+        # Its own: one reference timing for all its students, taken on this GPU, and no other GPU's.
         entry["timed_against_its_own_reference"] = (len(entry["reference_timings"]) <= 1
                                                     and len(entry["reference_timed_at"]) <= 1
+                                                    and not entry.pop("reference_timed_elsewhere")
                                                     and all(every_timing.count(json.dumps(t)) == 1
                                                             for t in entry["reference_timed_at"]))
     return report
@@ -531,10 +539,10 @@ def analyse(config: LabConfig, kinds: dict[str, str], out: Path) -> dict:
         "needs_a_look": sum(bool(r["extra_data"].get("attention")) for r in results.values()),
         "reference_copies_losing_points": reference_copies_losing_points(config, kinds, results),
         "reference_copies_timed": reference_copies_timed(config, kinds, results),
-        # each lane's reference, timed at the start and again at the end (summary.reference_timings_text)
+        # each GPU's reference, timed at the start and again at the end (summary.reference_timings_text)
         "reference_timed_again": [json.loads(p.read_text()) for p in
                                   sorted(out.glob(summary.REFERENCE_TIMINGS.format(gpu="*")))],
-        "lanes": lanes(config, kinds, results),
+        "gpus": gpus(config, kinds, results),
         "gpu_exclusivity": gpu_exclusivity(results),
         "program_durations_by_company": program_durations(results),
         "gpu_busy_levels": gpu_busy_levels(results),
@@ -562,7 +570,7 @@ def cpu_busy_share(before: list[int] | None, after: list[int] | None) -> float |
 
 
 def children_cpu_s() -> float:
-    """CPU seconds (user and system) of this process's children that have ended: every grader lane, build and
+    """CPU seconds (user and system) of this process's children that have ended: the grader, every build and
     test program of the run, once reaped."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -583,7 +591,7 @@ def gpu_utilization(samples: str) -> dict[str, dict]:
 
 def other_gpus_in_use(utilization: dict[str, dict], graded_on: set[str]) -> dict[str, float]:
     """The GPUs of this host that the run did not grade on but that ran kernels in some of its seconds (another
-    grader's lanes, say): index -> that share of seconds."""
+    grader, say): index -> that share of seconds."""
     return {gpu: use["busy_share"] for gpu, use in utilization.items()
             if gpu not in graded_on and use.get("busy_share", 0) > 0}
 

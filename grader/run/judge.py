@@ -33,7 +33,8 @@ ONE_WORK_QUEUE = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}  # see _env
 
 
 def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = False,
-         one_work_queue: bool = True, measure_only: frozenset[str] | None = None) -> dict[str, str]:
+         one_work_queue: bool = True, measure_only: frozenset[str] | None = None,
+         gpu: str | None = None) -> dict[str, str]:
     """The test program's environment. `beside_others`: it shares the GPU with other programs, whose waits
     for the GPU then block instead of spinning a core each (harness/include/kit/gpu_wait.hpp); a program
     that times keeps the spinning wait, which wakes soonest.
@@ -49,8 +50,13 @@ def _env(workdir: Path, results: Path, seed: int | None, beside_others: bool = F
     running at once says so (concurrent_streams) and keeps the eight in every program.
 
     `measure_only`: the measurements to take (KIT_MEASURE_ONLY, kit::measured); a timing case skips the others it
-    would report for comparison. None: every one."""
+    would report for comparison. None: every one.
+
+    `gpu`: the GPU it runs on, as CUDA_VISIBLE_DEVICES names it (a class graded on several GPUs sends each program
+    to one); None: the grader's own CUDA_VISIBLE_DEVICES, passed through."""
     extra = {"KIT_RESULTS": str(results)}
+    if gpu is not None:
+        extra["CUDA_VISIBLE_DEVICES"] = gpu
     if measure_only is not None:
         extra["KIT_MEASURE_ONLY"] = ",".join(sorted(measure_only))
     if seed is not None:
@@ -80,11 +86,11 @@ def _start(binary: Path, args: list[str], workdir: Path, env: dict[str, str], ti
     return run_process([str(binary), *args], cwd=workdir, env=env, timeout_s=timeout_s, watch=watch)
 
 
-def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None) -> Listing:
-    """Ask the program which test cases it has (and which GPU it sees); needs no GPU."""
+def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None, gpu: str | None = None) -> Listing:
+    """Ask the program which test cases it has (and which GPU it sees, of `gpu`: _env); needs no GPU."""
     results = workdir / "listing.jsonl"
     results.unlink(missing_ok=True)
-    process = _start(binary, ["--list-test-cases", "--no-colors"], workdir, _env(workdir, results, None),
+    process = _start(binary, ["--list-test-cases", "--no-colors"], workdir, _env(workdir, results, None, gpu=gpu),
                      LISTING_TIMEOUT_S, limits)
     records = read_records(results)
     cases = {r["case"]: r.get("suite", "") for r in records if r.get("kind") == "listed"}
@@ -95,15 +101,16 @@ def list_cases(binary: Path, workdir: Path, limits: sandbox.Limits | None = None
 def run_case(binary: Path, case: str, timeout_s: float, workdir: Path, seed: int | None,
              limits: sandbox.Limits | None = None, wrapper: sanitizer.Wrapper | None = None,
              beside_others: bool = False, one_work_queue: bool = True,
-             measure_only: frozenset[str] | None = None, servers: JudgeServers | None = None) -> CaseOutcome:
+             measure_only: frozenset[str] | None = None, servers: JudgeServers | None = None,
+             gpu: str | None = None) -> CaseOutcome:
     """One test case in a program of its own (its student code in the sandbox), under compute-sanitizer when
     `wrapper` says so; `beside_others` when it shares the GPU, `one_work_queue` unless the lab's tests rely on
-    streams running at once, `measure_only` the measurements to take (_env); `servers`: one of their judges
-    runs it (_start)."""
+    streams running at once, `measure_only` the measurements to take, `gpu` the GPU it runs on (_env);
+    `servers`: one of their judges runs it (_start)."""
     with tempfile.NamedTemporaryFile(dir=workdir, prefix="case-", suffix=".jsonl", delete=False) as f:
         results = Path(f.name)
     process = _start(binary, [f"--test-case={case}", "--no-colors"], workdir,
-                     _env(workdir, results, seed, beside_others, one_work_queue, measure_only), timeout_s, limits,
+                     _env(workdir, results, seed, beside_others, one_work_queue, measure_only, gpu), timeout_s, limits,
                      wrapper, servers=servers)
     outcome = _outcome(case, read_records(results), process)
     return outcome if wrapper is None else _sanitized_outcome(outcome, process, wrapper.tool)
@@ -146,12 +153,12 @@ class _CaseClock:
 def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed: int | None,
               limits: sandbox.Limits | None = None, one_work_queue: bool = True, beside_others: bool = True,
               measure_only: frozenset[str] | None = None, wrapper: sanitizer.Wrapper | None = None,
-              servers: JudgeServers | None = None) -> dict[str, CaseOutcome]:
+              servers: JudgeServers | None = None, gpu: str | None = None) -> dict[str, CaseOutcome]:
     """The settled outcomes of several (name, timeout) test cases run in one process (the config keeps doctest's
     filter syntax out of case names, so a comma-separated list names exactly them), so that they share one
     sandbox start and one CUDA context instead of one each (under load, most of a small case's time). Each case
-    keeps its own time limit (_CaseClock). `beside_others`, `one_work_queue`, `measure_only` and `servers` as for
-    run_case.
+    keeps its own time limit (_CaseClock). `beside_others`, `one_work_queue`, `measure_only`, `servers` and `gpu`
+    as for run_case.
     Settled are only the cases that passed in a program that then exited on its own, or before it was stopped
     for a case that ran past its limit, and that case itself (timed out). Everything else, a failure, a crash
     and the cases after it, is for the caller to run again alone, so that no case is judged by what another one
@@ -167,7 +174,7 @@ def run_group(binary: Path, cases: list[tuple[str, float]], workdir: Path, seed:
     timeouts = dict(cases)
     clock = _CaseClock(results, timeouts)
     process = _start(binary, ["--test-case=" + ",".join(timeouts), "--no-colors"], workdir,
-                     _env(workdir, results, seed, beside_others, one_work_queue, measure_only),
+                     _env(workdir, results, seed, beside_others, one_work_queue, measure_only, gpu),
                      sum(timeouts.values()) + LISTING_TIMEOUT_S,
                      limits, wrapper, watch=clock, servers=servers)
     records = read_records(results)

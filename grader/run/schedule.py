@@ -34,7 +34,7 @@ from typing import TypeVar
 from grader import audit, sanitizer
 from grader.config import LabConfig, PerfSpec
 from grader.errors import GraderError, NoGpu
-from grader.gpulock import GpuLock
+from grader.gpulock import Gpu, GpuLock
 from grader.run import judge
 from grader.run.outcomes import CaseOutcome, Listing, RunInfo
 from grader.run.runner import runner_of
@@ -207,6 +207,9 @@ class ProgramRun:
     # Judges that serve many runs (servers.py), which class grading shares between its students; None: each
     # program is a judge started for it.
     servers: JudgeServers | None = None
+    # The GPU its programs run on, and whose `lock` they hold; None: the grader's own (its CUDA_VISIBLE_DEVICES). A
+    # class graded on several GPUs may move a student's run to another GPU between its correctness and its timing.
+    gpu: Gpu | None = None
 
     def list_cases(self, cases: list[str], known: RunInfo | None = None) -> bool:
         """List the program's cases under the shared lock and note the GPU it sees (NoGpu when it sees none).
@@ -220,7 +223,7 @@ class ProgramRun:
             self.info = known
             return True
         with hold(self.lock, alone=False), self._program([], "shared"):  # no cases: it lists them
-            listing = judge.list_cases(self.binary, self.workdir, self.config.run_limits)
+            listing = judge.list_cases(self.binary, self.workdir, self.config.run_limits, self._visible())
         if (listing.cases or not listing.problem) and not listing.info.gpu_available:
             raise NoGpu(listing.info.why_no_gpu or "no CUDA device found")
         self.info = listing.info
@@ -291,14 +294,21 @@ class ProgramRun:
         return Evaluation(info=self.info, outcomes=dict(outcomes), lock_wait_s=sum(self.lock_wait.values()),
                           test_s=sum(o.seconds for o in outcomes.values()), programs=list(self.programs))
 
+    def _visible(self) -> str | None:
+        return self.gpu.visible if self.gpu is not None else None
+
     @contextmanager
     def _program(self, cases: list[str], held: str):
-        """Books one test program's run of `cases`, with the GPU held as `held` says, in `programs`."""
+        """Books one test program's run of `cases`, with the GPU held as `held` says, in `programs` (with the GPU's
+        key where the run names its GPU)."""
         started = time.time()
         try:
             yield
         finally:
-            self.programs.append({"cases": cases, "hold": held, "at": [round(started, 3), round(time.time(), 3)]})
+            booked = {"cases": cases, "hold": held, "at": [round(started, 3), round(time.time(), 3)]}
+            if self.gpu is not None:
+                booked["gpu"] = self.gpu.key
+            self.programs.append(booked)
 
     def _shared(self, start: Callable[[_Argument], _Result], argument: _Argument) -> _Result:
         """`start(argument)` under the GPU lock held shared, booking the wait."""
@@ -318,7 +328,7 @@ class ProgramRun:
                                       seed_for(self.config), self.config.run_limits, wrapper,
                                       beside_others=held == "shared",
                                       one_work_queue=not self.config.concurrent_streams,
-                                      measure_only=self.measure_only, servers=self.servers)
+                                      measure_only=self.measure_only, servers=self.servers, gpu=self._visible())
         return self.budget.run(case, start)
 
     def _run_and_book(self, case: str, held: str) -> None:
@@ -342,7 +352,7 @@ class ProgramRun:
                                       seed_for(self.config), self.config.run_limits,
                                       one_work_queue=not self.config.concurrent_streams,
                                       beside_others=held == "shared", measure_only=self.measure_only,
-                                      wrapper=wrapper, servers=self.servers)
+                                      wrapper=wrapper, servers=self.servers, gpu=self._visible())
         share = (time.monotonic() - started) / len(cases)
         for name, outcome in settled.items():
             self.outcomes[name] = outcome if outcome.passed else self.budget.run(name, lambda o=outcome: o)
@@ -372,14 +382,14 @@ def scored_measurements(config: LabConfig) -> frozenset[str]:
 
 def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | None = None,
              lock: GpuLock | None = None, measure_only: frozenset[str] | None = None,
-             servers: JudgeServers | None = None) -> Evaluation:
+             servers: JudgeServers | None = None, gpu: Gpu | None = None) -> Evaluation:
     """Run a built test program's test cases (all the config names, unless `cases` says which), under the GPU
     lock when one is given: those that may share the GPU first, then those that need it alone, in one
     exclusive hold. `measure_only`: the measurements its timing cases take; `servers`: the judges that run
-    them (ProgramRun)."""
+    them; `gpu`: the GPU they run on, the lock's (ProgramRun)."""
     started = time.monotonic()
     wanted = list(cases) if cases is not None else list(config.all_case_names)
-    program = ProgramRun(config, binary, workdir, lock, measure_only=measure_only, servers=servers)
+    program = ProgramRun(config, binary, workdir, lock, measure_only=measure_only, servers=servers, gpu=gpu)
     if program.list_cases(wanted):
         order = plan(config, wanted)
         program.run_beside(order.beside)
@@ -394,14 +404,15 @@ def evaluate(config: LabConfig, binary: Path, workdir: Path, cases: list[str] | 
 
 def time_reference(config: LabConfig, binary: Path, workdir: Path, lock: GpuLock | None = None,
                    cases: list[str] | None = None, measure_only: frozenset[str] | None = None,
-                   times: int = REFERENCE_TIMES, servers: JudgeServers | None = None) -> Evaluation:
+                   times: int = REFERENCE_TIMES, servers: JudgeServers | None = None,
+                   gpu: Gpu | None = None) -> Evaluation:
     """The reference's timing cases (all, unless `cases` says which), run as a submission's are (through
-    `servers` where theirs are), `times` times over; each case keeps its middle run (middle_runs). A run that
-    fails a case ends it there: it is returned as it is, for the caller to report."""
+    `servers` where theirs are, on `gpu`), `times` times over; each case keeps its middle run (middle_runs). A run
+    that fails a case ends it there: it is returned as it is, for the caller to report."""
     wanted = list(cases if cases is not None else config.timing_cases)
     runs: list[Evaluation] = []
     for _ in range(times):
-        runs.append(evaluate(config, binary, workdir, wanted, lock, measure_only, servers))
+        runs.append(evaluate(config, binary, workdir, wanted, lock, measure_only, servers, gpu))
         if not all(outcome.passed for outcome in runs[-1].outcomes.values()):
             return runs[-1]
     return middle_runs(config, runs)

@@ -3,7 +3,7 @@
 Each test program a class runs is a judge and a runner, each with a CUDA context, and the driver makes and tears
 down contexts one process at a time for the whole host: with twelve programs starting at once a context took
 1.9 s to make, whether they ran on one GPU or on two (docs/gpu-runs/2026-11-27-h200x2-pool-all-selfchecks.md). So
-a class's programs queue on the host's driver, and a second GPU's lane adds little.
+a class's programs queue on the host's driver, and a second GPU adds little.
 
 A judge started with --kit-serve (harness/src/main.cpp) runs program after program in one process and one
 context, each run as one start of the program would: the cases its arguments select, its own environment,
@@ -151,9 +151,10 @@ class _Judge:
 
 
 class JudgeServers:
-    """The judges of one lane of a class, started as runs need them and shared by its threads: a run takes an
-    idle judge of its kind or starts one, and gives it back when done. Close it (or use it in a with block) to
-    end them all."""
+    """The judges of a class, started as runs need them and shared by its threads: a run takes an
+    idle judge of its kind or starts one, and gives it back when done. A run's kind includes its
+    CUDA_VISIBLE_DEVICES, so a class graded on several GPUs has judges for each, each with its CUDA context on the
+    GPU its runs use. Close it (or use it in a with block) to end them all."""
 
     def __init__(self, program: Path, home: Path, runs_per_judge: int = RUNS_PER_JUDGE):
         self.program = program

@@ -7,8 +7,8 @@ reports (a megabyte's work, so 1 ms is 1 GB/s) and those of measurements it repo
 timing that is implausible, cases whose check finds the GPU busy when they run beside others (`busy_beside`),
 the GPU's name, whether it is a split lab's judge (a runner file beside it). The program lists
 its cases and runs one per call as a harness-built program does (the JSON
-records in $KIT_RESULTS), and logs when each run started and ended, so that
-tests can check what ran beside what.
+records in $KIT_RESULTS), and logs when each run started and ended and on which GPU (its
+CUDA_VISIBLE_DEVICES), so that tests can check what ran beside what.
 """
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ with open(behaviour["log"] + ".programs", "a") as log:  # each start of the prog
     log.write(json.dumps({"who": behaviour["who"], "cases": wanted, "gpu_wait": os.environ.get("KIT_GPU_WAIT"),
                           "work_queues": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"),
                           "measure_only": os.environ.get("KIT_MEASURE_ONLY"),
-                          "served_by": os.environ.get("FAKE_JUDGE")}) + "\n")
+                          "served_by": os.environ.get("FAKE_JUDGE"),
+                          "gpu": os.environ.get("CUDA_VISIBLE_DEVICES")}) + "\n")
 only = os.environ.get("KIT_MEASURE_ONLY")  # as kit::measured reads it
 measured = lambda name: only is None or name in only.split(",")
 failed = False
@@ -102,7 +103,8 @@ for name in [c for c in cases if c in wanted]:
     record(kind="case", case=name, status=status, seconds=0.05, gpu_busy=busy,
            messages=["the GPU was busy"] if busy else ["wrong result for n = 3"] if status == "failed" else [])
     with open(behaviour["log"], "a") as log:
-        log.write(json.dumps({"who": behaviour["who"], "case": name, "start": start, "end": time.time()}) + "\n")
+        log.write(json.dumps({"who": behaviour["who"], "case": name, "start": start, "end": time.time(),
+                              "gpu": os.environ.get("CUDA_VISIBLE_DEVICES")}) + "\n")
 sys.exit(1 if failed else 0)
 '''
 

@@ -452,7 +452,7 @@ def test_what_a_student_leaves_behind_never_reaches_the_next_student_a_judge_ser
         gpus = classroom.list_gpus()
     except NoGpu as error:
         pytest.skip(f"class grading needs a GPU ({error})")
-    monkeypatch.setattr(classroom, "list_gpus", lambda: gpus[:1])  # one lane: one judge serves both, in order
+    monkeypatch.setattr(classroom, "list_gpus", lambda: gpus[:1])  # one GPU: one judge serves both, in order
     submissions = tmp_path / "class"
     for name, source in {"a-leaves-a-process": HEADER + SLOW_KERNEL + LEAVES_A_PROCESS, "b-honest": HONEST}.items():
         (submissions / name).mkdir(parents=True)

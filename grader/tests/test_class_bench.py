@@ -223,31 +223,39 @@ def test_the_report_says_where_reference_copies_lost_points_without_hidden_text(
     assert hidden not in json.dumps(report) and "268435459" not in json.dumps(report)
 
 
-def _lane_result(gpu: str, score: float, programs: list, reference_at: list, reference_median: float) -> dict:
-    extra = {"lane": {"gpu": gpu, "name": "H100", "cuda_visible_devices": gpu}, "programs": programs,
-             "reference_programs": [{"cases": ["t"], "hold": "alone", "at": reference_at}],
+def _gpu_result(gpu: str, score: float, programs: list, reference_at: list, reference_median: float,
+                reference_gpu: str = "") -> dict:
+    """A student's results scored on `gpu`, against the reference timed at `reference_at` on `reference_gpu`
+    (default: the same GPU)."""
+    extra = {"gpu": {"key": gpu, "name": "H100", "cuda_visible_devices": gpu}, "programs": programs,
+             "reference_programs": [{"cases": ["t"], "hold": "alone", "at": reference_at,
+                                     "gpu": reference_gpu or gpu}],
              "reference_timings": {"t": [{"name": "k", "median_s": reference_median}]}}
     return {"score": score, "tests": [], "extra_data": extra}
 
 
-def test_each_lane_is_reported_with_its_own_reference_and_overlaps_are_caught(lab01):
+def test_each_gpu_is_reported_with_its_own_reference_and_overlaps_are_caught(lab01):
     full = lab01.autograded_points
     results = {
-        "s0": _lane_result("gpu-0", full, [{"cases": ["a"], "hold": "shared", "at": [10.0, 12.0]},
-                                           {"cases": ["t"], "hold": "alone", "at": [12.5, 13.5]}], [1.0, 2.0], 1e-3),
+        "s0": _gpu_result("gpu-0", full, [{"cases": ["a"], "hold": "shared", "at": [10.0, 12.0], "gpu": "gpu-0"},
+                                          {"cases": ["t"], "hold": "alone", "at": [12.5, 13.5], "gpu": "gpu-0"}],
+                          [1.0, 2.0], 1e-3),
         # on the other GPU at the same time: no overlap, since overlaps count on one GPU only
-        "s1": _lane_result("gpu-1", full, [{"cases": ["t"], "hold": "alone", "at": [12.6, 13.4]}], [1.1, 2.1], 1.1e-3),
-        # a correctness run on gpu-0 that began while s0 was timed: the lock failed
-        "s2": _lane_result("gpu-0", full - 1, [{"cases": ["a"], "hold": "shared", "at": [13.0, 14.0]}],
-                           [1.0, 2.0], 1e-3),
+        "s1": _gpu_result("gpu-1", full, [{"cases": ["t"], "hold": "alone", "at": [12.6, 13.4], "gpu": "gpu-1"}],
+                          [1.1, 2.1], 1.1e-3),
+        # tested on gpu-0 while s0 was timed there (the lock failed), then timed on gpu-1 and scored there
+        "s2": _gpu_result("gpu-1", full - 1, [{"cases": ["a"], "hold": "shared", "at": [13.0, 14.0], "gpu": "gpu-0"},
+                                              {"cases": ["t"], "hold": "alone", "at": [14.5, 15.0], "gpu": "gpu-1"}],
+                          [1.1, 2.1], 1.1e-3),
     }
     kinds = {"s0": "reference", "s1": "reference", "s2": "reference"}
-    lanes = class_bench.lanes(lab01, kinds, results)
-    assert lanes["gpu-0"]["students"] == 2 and lanes["gpu-0"]["references_full_marks"] == 1
-    assert lanes["gpu-1"]["reference_timings"] == [{"t": [1.1e-3]}]
-    assert all(lane["timed_against_its_own_reference"] for lane in lanes.values())
+    report = class_bench.gpus(lab01, kinds, results)
+    assert report["gpu-1"]["students"] == 2 and report["gpu-1"]["references_full_marks"] == 1
+    assert report["gpu-1"]["reference_timings"] == [{"t": [1.1e-3]}]
+    assert report["gpu-0"]["last_program_ended_s"] == 13.0 and report["gpu-1"]["last_program_ended_s"] == 14.0
+    assert all(gpu["timed_against_its_own_reference"] for gpu in report.values())
     exclusivity = class_bench.gpu_exclusivity(results)
-    assert exclusivity["gpu-1"] == {"programs": 2, "alone": 2, "overlapping_an_alone_one": []}
+    assert exclusivity["gpu-1"] == {"programs": 3, "alone": 3, "overlapping_an_alone_one": []}
     [overlap] = exclusivity["gpu-0"]["overlapping_an_alone_one"]
     assert overlap.startswith("s0 (alone") and "s2 (shared" in overlap
 
@@ -256,9 +264,9 @@ def test_programs_are_timed_by_the_company_they_kept_and_the_gpus_idle_time_is_s
     group = {"cases": ["a", "b"], "hold": "shared"}
     results = {
         # two group programs side by side for 2 s of their 4, then each alone: about half a neighbour each
-        "s0": _lane_result("gpu-0", 0.0, [dict(group, at=[0.0, 4.0]), {"cases": ["t"], "hold": "alone",
+        "s0": _gpu_result("gpu-0", 0.0, [dict(group, at=[0.0, 4.0]), {"cases": ["t"], "hold": "alone",
                                                                           "at": [8.0, 9.0]}], [20.0, 21.0], 1e-3),
-        "s1": _lane_result("gpu-0", 0.0, [dict(group, at=[2.0, 6.0]),
+        "s1": _gpu_result("gpu-0", 0.0, [dict(group, at=[2.0, 6.0]),
                                           {"cases": ["m"], "hold": "shared", "at": [10.0, 12.0]}], [20.0, 21.0], 1e-3),
     }
     durations = class_bench.program_durations(results)["gpu-0"]
@@ -274,10 +282,10 @@ def test_programs_are_timed_by_the_company_they_kept_and_the_gpus_idle_time_is_s
 def test_program_starts_are_counted_a_student_and_a_second_on_each_gpu():
     group = {"cases": ["a", "b"], "hold": "shared"}
     results = {
-        "s0": _lane_result("gpu-0", 0.0, [dict(group, at=[0.0, 4.0]), {"cases": ["t"], "hold": "alone",
+        "s0": _gpu_result("gpu-0", 0.0, [dict(group, at=[0.0, 4.0]), {"cases": ["t"], "hold": "alone",
                                                                           "at": [8.0, 9.0]}], [19.0, 20.0], 1e-3),
-        "s1": _lane_result("gpu-0", 0.0, [dict(group, at=[2.0, 6.0])], [19.0, 20.0], 1e-3),
-        "s2": _lane_result("gpu-1", 0.0, [dict(group, at=[5.0, 7.0])], [1.0, 3.0], 1e-3),
+        "s1": _gpu_result("gpu-0", 0.0, [dict(group, at=[2.0, 6.0])], [19.0, 20.0], 1e-3),
+        "s2": _gpu_result("gpu-1", 0.0, [dict(group, at=[5.0, 7.0])], [1.0, 3.0], 1e-3),
     }
     starts = class_bench.program_starts(results)
     # gpu-0: three students' programs and the reference's timing, from 0 to 20 s, for two students
@@ -285,15 +293,17 @@ def test_program_starts_are_counted_a_student_and_a_second_on_each_gpu():
     assert starts["gpu-1"] == {"programs": 2, "per_student": 2.0, "per_second": round(2 / 6.0, 2)}
 
 
-def test_a_lane_scored_against_two_reference_timings_or_another_lanes_is_flagged(lab01):
-    one = _lane_result("gpu-0", 0.0, [], [1.0, 2.0], 1e-3)
-    other = _lane_result("gpu-0", 0.0, [], [3.0, 4.0], 2e-3)
-    borrowed = _lane_result("gpu-1", 0.0, [], [1.0, 2.0], 1e-3)  # gpu-0's reference timing
-    lanes = class_bench.lanes(lab01, {}, {"a": one, "b": other})
-    assert not lanes["gpu-0"]["timed_against_its_own_reference"]
-    lanes = class_bench.lanes(lab01, {}, {"a": one, "c": borrowed})
-    assert not lanes["gpu-0"]["timed_against_its_own_reference"]
-    assert not lanes["gpu-1"]["timed_against_its_own_reference"]
+def test_a_gpu_scored_against_two_reference_timings_or_another_gpus_is_flagged(lab01):
+    one = _gpu_result("gpu-0", 0.0, [], [1.0, 2.0], 1e-3)
+    other = _gpu_result("gpu-0", 0.0, [], [3.0, 4.0], 2e-3)
+    borrowed = _gpu_result("gpu-1", 0.0, [], [1.0, 2.0], 1e-3)  # gpu-0's reference timing
+    assert not class_bench.gpus(lab01, {}, {"a": one, "b": other})["gpu-0"]["timed_against_its_own_reference"]
+    report = class_bench.gpus(lab01, {}, {"a": one, "c": borrowed})
+    assert not report["gpu-0"]["timed_against_its_own_reference"]
+    assert not report["gpu-1"]["timed_against_its_own_reference"]
+    # scored against one timing, its only one, but taken on the other GPU
+    elsewhere = _gpu_result("gpu-1", 0.0, [], [5.0, 6.0], 1e-3, reference_gpu="gpu-0")
+    assert not class_bench.gpus(lab01, {}, {"a": one, "d": elsewhere})["gpu-1"]["timed_against_its_own_reference"]
 
 
 def test_the_cores_busy_share_counts_idle_and_io_wait_as_not_busy():

@@ -3,6 +3,7 @@
 Everything else is real: intake, fingerprints, the GPU lock (in a folder of the
 test's own), the thread pools, scoring, results files, the gradebook and summary.
 """
+import contextlib
 import dataclasses
 import functools
 import io
@@ -10,12 +11,11 @@ import json
 import threading
 import time
 import zipfile
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from grader import classroom, grade
+from grader import classroom, gpulock, grade
 from grader.bench import class_bench
 from grader.config import load_lab
 from grader.errors import NoGpu
@@ -165,9 +165,9 @@ def test_students_are_timed_in_batches_while_others_are_still_in_their_correctne
     holds = []
     exclusive = GpuLock.exclusive
 
-    def counted(self):
+    def counted(self, **kwargs):
         holds.append(self.key)
-        return exclusive(self)
+        return exclusive(self, **kwargs)
     monkeypatch.setattr(GpuLock, "exclusive", counted)
     for k in range(9):
         submit(tmp_path / "in", f"student{k}", toy(f'{{"seconds": {0.1 + 0.1 * (k % 3)}}}'))
@@ -207,7 +207,8 @@ def test_audit_trail_in_results(lab, tmp_path: Path):
     grade_it(config, tmp_path / "in", out, tmp_path)
     extra = results(out, "gina")["extra_data"]
     assert extra["grader_commit"] and extra["fingerprint"] and extra["status"] == "graded"
-    assert extra["lane"] == {"gpu": "fake-gpu", "name": "Fake GPU", "cuda_visible_devices": "0"}
+    assert extra["gpu"] == {"key": "fake-gpu", "name": "Fake GPU", "cuda_visible_devices": "0"}
+    assert {program["gpu"] for program in extra["programs"] + extra["reference_programs"]} == {"fake-gpu"}
     assert set(extra["lock_wait_by_kind_s"]) == {"shared_s", "exclusive_s"}
     assert extra["lock_wait_s"] == pytest.approx(sum(extra["lock_wait_by_kind_s"].values()), abs=0.002)
     [rerun] = extra["reruns"]
@@ -301,7 +302,7 @@ def test_two_submissions_of_one_student_are_refused(lab, tmp_path: Path):
     assert "alice and alice.zip" in results(out, "alice")["output"]
 
 
-def test_shards_and_lanes_split_the_sorted_roster(tmp_path: Path):
+def test_shards_split_the_sorted_roster(tmp_path: Path):
     for name in ("dan", "amy", "cat", "bo.zip", "eve", ".DS_Store"):
         (tmp_path / name).mkdir()
     assert [s.name for s in classroom.roster(tmp_path)] == ["amy", "bo", "cat", "dan", "eve"]
@@ -310,23 +311,6 @@ def test_shards_and_lanes_split_the_sorted_roster(tmp_path: Path):
     assert classroom.parse_part("3/8") == (3, 8)
     with pytest.raises(ValueError):
         classroom.parse_part("8/8")
-
-
-def test_lane_command_names_its_share_and_the_shared_reference(lab, tmp_path: Path):
-    config, fakes, log = lab
-    options = classroom.ClassOptions(jobs=6, reference_build=tmp_path / "ref", regrade=frozenset({"bob"}))
-    command = classroom.lane_command(config, tmp_path / "in", tmp_path / "out", options, (1, 4), (0, 2),
-                                     tmp_path / "state")
-    text = " ".join(command)
-    assert "--lane 0/2" in text and "--shard 1/4" in text and f"--reference-build {tmp_path / 'ref'}" in text
-    assert "--regrade bob" in text and f"--stop-file {tmp_path / 'state' / 'stop'}" in text
-    assert "--judge-per-program" not in command and "--claims-dir" not in command
-    sharing = replace(options, claims_dir=tmp_path / "claims")
-    assert f"--claims-dir {tmp_path / 'claims'}" in " ".join(
-        classroom.lane_command(config, tmp_path / "in", tmp_path / "out", sharing, None, (0, 2), tmp_path / "state"))
-    measuring = replace(options, judge_per_program=True)
-    assert "--judge-per-program" in classroom.lane_command(config, tmp_path / "in", tmp_path / "out", measuring,
-                                                           (1, 4), (0, 2), tmp_path / "state")
 
 
 def test_ctrl_c_stops_the_run_and_writes_the_gradebook_of_what_is_done(lab, tmp_path: Path, monkeypatch):
@@ -365,63 +349,107 @@ def test_a_student_whose_tests_ran_as_the_run_stopped_is_left_for_the_next_run(l
     the run stopped may read as a crash: nothing is scored once the stop is seen."""
     config, fakes, log = lab
     submit(tmp_path / "in", "alice", toy("{}"))
-    stop = tmp_path / "stop"
+    gradings = []
+    made = classroom.ClassGrading.__init__
+
+    def kept(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        gradings.append(self)
     real = classroom.ProgramRun.run_alone
 
     def run_then_stop(self, cases, *args, **kwargs):  # alice's serial test or timing, as the signal lands
         outcome = real(self, cases, *args, **kwargs)
         if "reference" not in self.binary.name:
-            stop.touch()
+            gradings[0].stopping.set()  # what the signal's KeyboardInterrupt sets
         return outcome
 
+    monkeypatch.setattr(classroom.ClassGrading, "__init__", kept)
     monkeypatch.setattr(classroom.ProgramRun, "run_alone", run_then_stop)
-    graded = grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, stop_file=stop)
+    graded = grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path)
     assert graded.stopped
     assert not (tmp_path / "out" / "alice" / "results.json").exists()
 
 
-def test_lanes_sharing_the_roster_grade_each_student_once_and_a_held_up_lane_takes_fewer(lab, tmp_path: Path,
-                                                                                        monkeypatch):
+def test_every_gpu_tests_and_times_students_and_the_others_time_them_while_one_waits_on_a_hang(lab, tmp_path: Path,
+                                                                                          monkeypatch):
+    """One grading on two GPUs: each student's programs go to one GPU at a time, under its lock, and a student is
+    scored against the reference timing of the GPU that timed them. While a program that never ends holds one GPU
+    (to its case's 4 s limit), that GPU times nobody, gives back the students it was about to time, and the other
+    GPU goes on timing the class."""
     config, fakes, log = lab
-    monkeypatch.setattr(classroom, "ALONE_BATCH", 1)  # room for three students in flight a lane
-    submit(tmp_path / "in", "s00", toy('{"hang": ["toy: hangs when broken"]}'))  # holds its lane 4 s
-    for k in range(1, 20):
-        submit(tmp_path / "in", f"s{k:02d}", toy("{}"))
-    claims = tmp_path / "claims"
-    claims.mkdir()
-    students = classroom.roster(tmp_path / "in")
-    lanes = [classroom.ClassGrading(config, students, tmp_path / "out", tmp_path / f"work-{k}",
-                                    classroom.ClassOptions(jobs=1, gpu_jobs=1, claims_dir=claims),
-                                    Gpu(key=f"gpu-{k}", visible=str(k), name=f"GPU {k}"), open("/dev/null", "w"))
-             for k in range(2)]
-    threads = [threading.Thread(target=lane.run) for lane in lanes]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert sorted(p.name for p in claims.iterdir()) == [s.name for s in students]
-    by_lane: dict[str, list[str]] = {}
-    for student in students:
-        by_lane.setdefault(results(tmp_path / "out", student.name)["extra_data"]["lane"]["gpu"], []).append(student.name)
-    programs = [json.loads(line) for line in Path(str(log) + ".programs").read_text().splitlines()]
-    for k in range(1, 20):  # graded once: one correctness program for both its cases, by one lane
-        assert [p["cases"] for p in programs if p["who"] == f"s{k:02d}"].count(["toy: adds", "toy: hangs when broken"]) == 1
-    held_up = next(lane for lane, names in by_lane.items() if "s00" in names)
-    other = next(lane for lane in by_lane if lane != held_up)
-    # Sharing as they have room, not half each: held up 4 s with its one correctness slot taken, the lane claims
-    # little while the other grades on.
-    assert len(by_lane[held_up]) + 4 <= len(by_lane[other]), by_lane
+    gpus = [Gpu(key=f"gpu-{k}", visible=str(k), name=f"GPU {k}") for k in range(2)]
+    monkeypatch.setattr(classroom, "list_gpus", lambda: gpus)
+    gave_back = []
+    exclusive = GpuLock.exclusive
+
+    @contextlib.contextmanager
+    def noted(self, **kwargs):
+        try:
+            with exclusive(self, **kwargs) as waited:
+                yield waited
+        except gpulock.HeldByHang:
+            gave_back.append((self.key, time.time()))
+            raise
+    monkeypatch.setattr(GpuLock, "exclusive", noted)
+    monkeypatch.setattr(gpulock, "SUSPECT_AFTER_S", 1.0)  # the hang looks hung after 1 s of its 4, not 5
+    monkeypatch.setattr(classroom, "ALONE_GATHER_S", 0.5)
+    hung = "s12"  # mid-class: both GPUs' threads are timing students when it starts
+    for k in range(24):
+        submit(tmp_path / "in", f"s{k:02d}", toy('{"hang": ["toy: hangs when broken"]}' if k == 12 else "{}"))
+    out = tmp_path / "out"
+    graded = grade_it(config, tmp_path / "in", out, tmp_path, jobs=2, gpu_jobs=2)
+    assert not graded.stopped
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    timings = [r for r in runs if r["case"] == "toy timing: fast" and r["who"] != "reference"]
+    assert {r["gpu"] for r in runs if r["case"] == "toy: adds"} == {"0", "1"}  # correctness on both
+    assert {r["gpu"] for r in runs if r["who"] == "reference"} == {"0", "1"}  # each times its reference
+    for timing in (r for r in runs if r["case"] == "toy timing: fast"):  # the reference's included
+        beside = [r for r in runs if r is not timing and r["gpu"] == timing["gpu"]
+                  and r["start"] < timing["end"] and timing["start"] < r["end"]]
+        assert not beside, (timing, beside)
+    for k in (k for k in range(24) if f"s{k:02d}" != hung):
+        result = results(out, f"s{k:02d}")
+        assert result["score"] == MAX, result["output"]
+        [timed] = [r for r in timings if r["who"] == f"s{k:02d}"]  # timed once, on one GPU
+        gpu = gpus[int(timed["gpu"])]
+        assert result["extra_data"]["gpu"]["key"] == gpu.key  # scored on the GPU that timed them
+        assert {p["gpu"] for p in result["extra_data"]["reference_programs"]} == {gpu.key}  # against its reference
+    hang = next(p for p in results(out, hung)["extra_data"]["programs"] if "toy: hangs when broken" in p["cases"])
+    other = next(g.key for g in gpus if g.key != hang["gpu"])
+    # Once it looked hung (1 s in), its GPU timed no one until it was killed; the other GPU went on.
+    during = [r for r in timings if hang["at"][0] + 1.5 < r["start"] < hang["at"][1]]
+    assert during and all(gpus[int(r["gpu"])].key == other for r in during), (hang, during)
+    # Any students its thread had taken went back to the queue rather than wait there.
+    assert all(key == hang["gpu"] and hang["at"][0] < at < hang["at"][1] for key, at in gave_back)
 
 
-def test_a_lane_stops_taking_work_when_its_stop_file_appears(lab, tmp_path: Path):
+def test_a_gpu_held_by_a_hang_gives_its_students_back_in_their_place(lab, tmp_path: Path, monkeypatch):
+    """The students a GPU's thread took to time while a program there turned out to hang go back to the queue, in
+    front of those that came after them and of the threads' ends, for the other GPUs; with one GPU, it waits."""
     config, fakes, log = lab
-    a_class(tmp_path / "in")
-    stop = tmp_path / "stop"
-    stop.touch()
-    graded = grade_it(config, tmp_path / "in", tmp_path / "out", tmp_path, stop_file=stop)
-    assert graded.stopped
-    graded_now = sorted(p.parent.name for p in (tmp_path / "out").glob("*/results.json"))
-    assert graded_now == ["dave"]  # refused at intake, which needs neither build nor GPU
+    monkeypatch.setattr(gpulock, "SUSPECT_AFTER_S", 0.2)
+    gpus = [Gpu(key=f"gpu-{k}", visible=str(k), name=f"GPU {k}") for k in range(2)]
+    grading = classroom.ClassGrading(config, [], tmp_path / "out", tmp_path / "work", classroom.ClassOptions(),
+                                     gpus, open("/dev/null", "w"))
+    held = grading.devices[0]
+    students = [classroom._Student(classroom.Student(f"s{k}", None), tmp_path / f"s{k}", 0.0, order=k)
+                for k in range(3)]
+    grading.order = iter(range(3, 100))
+    grading.alone.put((0, students[2].order, students[2]))  # came later, and was not taken
+    grading.alone.put((1, next(grading.order), None))
+    hung = threading.Event()
+
+    def hang():
+        with held.lock.shared():
+            hung.set()
+            time.sleep(3.0)
+    threading.Thread(target=hang, daemon=True).start()
+    hung.wait()
+    started = time.monotonic()
+    grading._serial_and_timing(held, students[:2], may_give_back=True)
+    assert time.monotonic() - started < 2.0  # gave up once the hold looked hung, not at its end
+    assert not held.timing and held.students_timed == 0
+    assert grading._gather_batch() == students + [None]
 
 
 def test_correctness_cases_share_one_program_and_failures_run_again_alone(lab, tmp_path: Path):
@@ -683,7 +711,7 @@ def test_a_class_that_intake_refuses_whole_builds_and_times_nothing(lab, tmp_pat
 
     def never(*args, **kwargs):
         raise AssertionError("a class with no one to build must not build, time or split the reference")
-    for name in ("build_reference_tree", "time_reference", "grade_on_lanes"):
+    for name in ("build_reference_tree", "time_reference"):
         monkeypatch.setattr(classroom, name, never)
     gpus = [Gpu(key=f"fake-gpu-{k}", visible=str(k), name="Fake GPU") for k in range(gpu_count)]
     monkeypatch.setattr(classroom, "list_gpus", lambda: gpus)

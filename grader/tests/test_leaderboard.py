@@ -114,10 +114,10 @@ def test_a_median_that_is_no_positive_time_is_not_ranked(toy_lab):
 
 
 def test_a_ratio_is_taken_against_the_reference_of_the_students_own_grading(toy_lab):
-    # With several GPUs each lane times its own reference: the ratio is the student's time over that one.
-    on_a_slower_lane = results(1.5e-3)
-    on_a_slower_lane["extra_data"]["reference_timings"] = {TIMED: [timing(2e-3)]}
-    [board] = leaderboard.boards(toy_lab, {"ana": results(0.8e-3), "ben": on_a_slower_lane},
+    # With several GPUs each GPU times its own reference: the ratio is the student's time over that one.
+    on_a_slower_gpu = results(1.5e-3)
+    on_a_slower_gpu["extra_data"]["reference_timings"] = {TIMED: [timing(2e-3)]}
+    [board] = leaderboard.boards(toy_lab, {"ana": results(0.8e-3), "ben": on_a_slower_gpu},
                                  {"ana": "ana", "ben": "ben"})
     assert placed(board) == [(1, "ben", 0.75), (2, "ana", 0.8)]
 
