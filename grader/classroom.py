@@ -786,7 +786,7 @@ class ClassGrading:
         extra.update(student=state.student.name, status=status, attention=notes, fingerprint=state.fingerprint)
         if state.device is not None:  # the GPU that timed them (scored against its reference), or ran their tests
             gpu = state.device.gpu
-            extra["gpu"] = {"key": gpu.key, "name": gpu.name, "cuda_visible_devices": gpu.visible}
+            extra["scored_on_gpu"] = {"key": gpu.key, "name": gpu.name, "cuda_visible_devices": gpu.visible}
         extra["phases_s"] = {key: round(value, 3) for key, value in state.phases_s.items()}
         if state.student.lms:
             extra["lms"] = state.student.lms

@@ -251,7 +251,7 @@ def public_name(config: LabConfig) -> dict[str, str]:
 
 def scored_on(result: dict) -> str:
     """The key of the GPU a student was scored on: the one that timed them (or ran their tests, if none did)."""
-    return result["extra_data"].get("gpu", {}).get("key", "?")
+    return result["extra_data"].get("scored_on_gpu", {}).get("key", "?")
 
 
 def _programs_by_gpu(results: dict[str, dict]) -> dict[str, list[dict]]:
@@ -360,7 +360,7 @@ def gpus(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> 
     shown = public_name(config)
     for student, result in sorted(results.items()):
         extra = result["extra_data"]
-        gpu = extra.get("gpu", {})
+        gpu = extra.get("scored_on_gpu", {})
         entry = report.setdefault(scored_on(result), {
             "name": gpu.get("name", ""), "cuda_visible_devices": gpu.get("cuda_visible_devices", ""),
             "students": 0, "references": 0, "references_full_marks": 0, "reference_timings": [],

@@ -227,7 +227,7 @@ def _gpu_result(gpu: str, score: float, programs: list, reference_at: list, refe
                 reference_gpu: str = "") -> dict:
     """A student's results scored on `gpu`, against the reference timed at `reference_at` on `reference_gpu`
     (default: the same GPU)."""
-    extra = {"gpu": {"key": gpu, "name": "H100", "cuda_visible_devices": gpu}, "programs": programs,
+    extra = {"scored_on_gpu": {"key": gpu, "name": "H100", "cuda_visible_devices": gpu}, "programs": programs,
              "reference_programs": [{"cases": ["t"], "hold": "alone", "at": reference_at,
                                      "gpu": reference_gpu or gpu}],
              "reference_timings": {"t": [{"name": "k", "median_s": reference_median}]}}

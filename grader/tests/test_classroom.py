@@ -207,7 +207,8 @@ def test_audit_trail_in_results(lab, tmp_path: Path):
     grade_it(config, tmp_path / "in", out, tmp_path)
     extra = results(out, "gina")["extra_data"]
     assert extra["grader_commit"] and extra["fingerprint"] and extra["status"] == "graded"
-    assert extra["gpu"] == {"key": "fake-gpu", "name": "Fake GPU", "cuda_visible_devices": "0"}
+    assert extra["scored_on_gpu"] == {"key": "fake-gpu", "name": "Fake GPU", "cuda_visible_devices": "0"}
+    assert extra["gpu"] == "Fake GPU"  # the name the test program saw, as `grade` writes it
     assert {program["gpu"] for program in extra["programs"] + extra["reference_programs"]} == {"fake-gpu"}
     assert set(extra["lock_wait_by_kind_s"]) == {"shared_s", "exclusive_s"}
     assert extra["lock_wait_s"] == pytest.approx(sum(extra["lock_wait_by_kind_s"].values()), abs=0.002)
@@ -412,7 +413,7 @@ def test_every_gpu_tests_and_times_students_and_the_others_time_them_while_one_w
         assert result["score"] == MAX, result["output"]
         [timed] = [r for r in timings if r["who"] == f"s{k:02d}"]  # timed once, on one GPU
         gpu = gpus[int(timed["gpu"])]
-        assert result["extra_data"]["gpu"]["key"] == gpu.key  # scored on the GPU that timed them
+        assert result["extra_data"]["scored_on_gpu"]["key"] == gpu.key  # scored on the GPU that timed them
         assert {p["gpu"] for p in result["extra_data"]["reference_programs"]} == {gpu.key}  # against its reference
     hang = next(p for p in results(out, hung)["extra_data"]["programs"] if "toy: hangs when broken" in p["cases"])
     other = next(g.key for g in gpus if g.key != hang["gpu"])

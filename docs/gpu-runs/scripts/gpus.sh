@@ -36,7 +36,7 @@ for path in sorted(Path(sys.argv[1]).glob("*/student-*/results.json")):
     programs = extra.get("programs", [])
     if programs:
         ran_on = ",".join(sorted({p.get("gpu", "?")[:12] for p in programs}))
-        rows.append((path.parent.name, extra.get("gpu", {}).get("key", "?")[:12], ran_on,
+        rows.append((path.parent.name, extra.get("scored_on_gpu", {}).get("key", "?")[:12], ran_on,
                      min(p["at"][0] for p in programs), max(p["at"][1] for p in programs), len(programs)))
 start = min((r[3] for r in rows), default=0)
 print("student\tscored_on\tran_on\tfirst_s\tlast_s\tprograms")
