@@ -351,8 +351,8 @@ def gpu_busy_levels(results: dict[str, dict]) -> dict:
 
 
 def gpus(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> dict:
-    """Per GPU: the students scored there (timed there, or, untimed, tested there), the reference copies among
-    them at full marks, when its last program ended, and the reference timing its students were scored against:
+    """Per GPU: the students scored there (timed there, or, untimed, tested there; not those that ran nothing), the
+    reference copies among them at full marks, when its last program ended, and the reference timing its students were scored against:
     one per GPU, taken on that GPU."""
     report: dict[str, dict] = {}
     by_gpu = _programs_by_gpu(results)
@@ -360,7 +360,9 @@ def gpus(config: LabConfig, kinds: dict[str, str], results: dict[str, dict]) -> 
     shown = public_name(config)
     for student, result in sorted(results.items()):
         extra = result["extra_data"]
-        gpu = extra.get("scored_on_gpu", {})
+        gpu = extra.get("scored_on_gpu")
+        if gpu is None:  # refused, or not compiled: it ran on no GPU
+            continue
         entry = report.setdefault(scored_on(result), {
             "name": gpu.get("name", ""), "cuda_visible_devices": gpu.get("cuda_visible_devices", ""),
             "students": 0, "references": 0, "references_full_marks": 0, "reference_timings": [],

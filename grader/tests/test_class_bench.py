@@ -248,8 +248,10 @@ def test_each_gpu_is_reported_with_its_own_reference_and_overlaps_are_caught(lab
                                               {"cases": ["t"], "hold": "alone", "at": [14.5, 15.0], "gpu": "gpu-1"}],
                           [1.1, 2.1], 1.1e-3),
     }
-    kinds = {"s0": "reference", "s1": "reference", "s2": "reference"}
+    kinds = {"s0": "reference", "s1": "reference", "s2": "reference", "s3": "compile-error"}
+    results["s3"] = {"score": 0.0, "tests": [], "extra_data": {}}  # ran nowhere: no GPU's
     report = class_bench.gpus(lab01, kinds, results)
+    assert set(report) == {"gpu-0", "gpu-1"}
     assert report["gpu-1"]["students"] == 2 and report["gpu-1"]["references_full_marks"] == 1
     assert report["gpu-1"]["reference_timings"] == [{"t": [1.1e-3]}]
     assert report["gpu-0"]["last_program_ended_s"] == 13.0 and report["gpu-1"]["last_program_ended_s"] == 14.0

@@ -12,6 +12,10 @@ if ! command -v bwrap >/dev/null || [ ! -f /usr/include/doctest/doctest.h ]; the
   mkdir -p /tmp/deb && for f in "${DEBS:-.exp/debs}"/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/deb; done
   export PATH=/tmp/deb/usr/bin:$PATH CMAKE_PREFIX_PATH=/tmp/deb/usr
 fi
+# Said where it shows, not only in gpu.txt: on 2026-11-29 a checkout without .exp/debs ran four calls unsandboxed,
+# and the class bench in the last refused to grade at all.
+command -v bwrap >/dev/null || echo "WARNING: no bubblewrap here and none in ${DEBS:-.exp/debs}: the class bench will" \
+  "refuse to grade, self-checks and tests grade without the OS sandbox (apt-get download bubblewrap doctest-dev there)"
 nvidia-smi --query-gpu=index,name,driver_version,persistence_mode,memory.total --format=csv,noheader | tee -a "$OUT/gpu.txt"
 echo "cores $(nproc); $(bwrap --version 2>&1); Linux $(uname -r); commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}; $(date -u)" \
   | tee -a "$OUT/gpu.txt"
