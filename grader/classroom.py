@@ -46,14 +46,17 @@
   student's grading becomes a "grader problem" result for that student.
 - With several GPUs, one grading uses them all (each program is sent to its
   GPU through CUDA_VISIBLE_DEVICES, under that GPU's lock): a student's
-  correctness runs on the GPU with the fewest running, and their serial tests
-  and timing on whichever GPU's thread is free first, not necessarily the same.
+  correctness runs on the GPU with the fewest running (one not timing, if
+  there is one), and their serial tests and timing on whichever GPU's thread
+  is free first, not necessarily the same.
   A kernel that never ends holds its GPU's timing back until its case's time
   limit (60 s in lab 01): no timing can share a GPU with it. Its correctness
   programs go on beside it, and the other GPUs time the students meanwhile
   (_wait_while_hung); when each GPU was a grader process of its own with its own
-  students, that minute of a GPU's timing was lost (two H200s took 0.655x the
-  time of one, docs/gpu-runs/2026-11-29-h200x2-h200-lanes-199-selfchecks-00-08-12-13.md).
+  students, that minute of a GPU's timing was lost. Two GPUs still do not
+  halve a class's time: the driver starts CUDA contexts one at a time for the
+  whole host, and a class is mostly program starts (lab 01 on two H200s: 0.70x
+  of one, docs/gpu-runs/2026-11-29-h200-h200x2-selfchecks-one-grading-two-gpus.md).
 """
 from __future__ import annotations
 
