@@ -502,8 +502,8 @@ def untrusted_timeout_s(config: LabConfig) -> float:
 def profile_submission(config: LabConfig, binary: Path, ncu: Path | None, workdir: Path,
                        case_status: dict[str, str], gpu: str | None = None) -> Profiled | str:
     """The submission's timed kernels under ncu, in its sandbox, on `gpu` (profile_build); or, where none can be
-    measured, why (for the student). Only kernels whose timing case passed are measured: a case that failed or hung in grading would
-    only do it again under the profiler."""
+    measured, why (for the student). Only kernels whose timing case passed are measured: a case that failed or
+    hung in grading would only do it again under the profiler."""
     if ncu is None:
         return ("No profile: Nsight Compute (ncu) is not installed on the grading machine. "
                 "`make profile LAB=" + config.name + "` shows the same table on your own GPU.")
@@ -524,8 +524,8 @@ def submission_feedback(config: LabConfig, binary: Path, ncu: Path | None, workd
                         case_status: dict[str, str],
                         reference: Callable[[], Profiled | None], gpu: str | None = None) -> str:
     """What a graded submission's report gets (grade --profile, grade-class --profile): its timed kernels profiled
-    in its sandbox on `gpu` (profile_submission), beside `reference()`'s where that gives one, as text. The caller holds
-    the GPU alone. It never raises: a profile is feedback only, and a grader problem here must not cost the
+    in its sandbox on `gpu` (profile_submission), beside `reference()`'s where that gives one, as text. The caller
+    holds the GPU alone. It never raises: a profile is feedback only, and a grader problem here must not cost the
     student their grade, nor a submission that wrote something odd for ncu's file its results."""
     try:
         mine = profile_submission(config, binary, ncu, workdir, case_status, gpu)
