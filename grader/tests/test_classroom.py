@@ -453,6 +453,22 @@ def test_a_gpu_held_by_a_hang_gives_its_students_back_in_their_place(lab, tmp_pa
     assert grading._gather_batch() == students + [None]
 
 
+def test_a_students_correctness_goes_to_the_gpu_with_the_fewest_running_and_room_preferring_one_not_timing(
+        lab, tmp_path: Path):
+    config, fakes, log = lab
+    gpus = [Gpu(key=f"gpu-{k}", visible=str(k), name=f"GPU {k}") for k in range(3)]
+    grading = classroom.ClassGrading(config, [], tmp_path / "out", tmp_path / "work",
+                                     classroom.ClassOptions(gpu_jobs=2), gpus, open("/dev/null", "w"))
+    first, second, third = grading.devices
+    first.in_correctness, second.in_correctness, third.in_correctness = 0, 1, 2
+    first.timing = True  # its correctness would wait for the timing: the next one goes to the second GPU
+    assert grading._correctness_device() is second and second.in_correctness == 2
+    # the second now has gpu_jobs running and the third had them already: only the timing one has room
+    assert grading._correctness_device() is first and first.in_correctness == 1
+    first.timing = False
+    assert grading._correctness_device() is first and first.in_correctness == 2
+
+
 def test_correctness_cases_share_one_program_and_failures_run_again_alone(lab, tmp_path: Path):
     config, fakes, log = lab
     a_class(tmp_path / "in")
