@@ -143,16 +143,17 @@ def command(binary: Path, case: str, ncu: list[str]) -> tuple[list[str], dict[st
 
 
 def confined_command(binary: Path, case: str, ncu: list[str], writable: Path, workdir: Path,
-                     limits: sandbox.Limits | None) -> tuple[list[str], dict[str, str]]:
-    """As `command`, for untrusted code: ncu runs inside the sandbox of the code it measures, in front of the
-    runner (or of a whole unsplit program), and may write only `writable`, where its CSV goes. The judge stays
-    outside, as in grading."""
+                     limits: sandbox.Limits | None, gpus: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """As `command`, for untrusted code: ncu runs inside the sandbox of the code it measures (with the GPUs `gpus`
+    names), in front of the runner (or of a whole unsplit program), and may write only `writable`, where its CSV
+    goes. The judge stays outside, as in grading."""
     run = [str(binary), f"--test-case={case}", "--no-colors"]
     runner = runner_of(binary)
     if runner is None:
-        spec = unsplit_confinement(binary, workdir, limits)
+        spec = unsplit_confinement(binary, workdir, limits, gpus)
         return sandbox.confine(ncu + run, replace(spec, writable=spec.writable + (writable,))), {}
-    started = sandbox.confine(ncu + [str(runner)], replace(runner_confinement(runner, limits), writable=(writable,)))
+    started = sandbox.confine(ncu + [str(runner)],
+                              replace(runner_confinement(runner, limits, gpus), writable=(writable,)))
     return run, {"KIT_RUNNER": started[-1], "KIT_RUNNER_PREFIX": "\n".join(started[:-1])}
 
 
@@ -371,11 +372,12 @@ def profile_build(config: LabConfig, binary: Path, ncu: Path, workdir: Path,
         csv_report.unlink(missing_ok=True)
         results = workdir / f"{entry.kernel}.jsonl"
         words = ncu_command(ncu, entry.kernel, csv_report)
-        run, extra = (confined_command(binary, entry.case, words, written, workdir, config.run_limits) if confined
-                      else command(binary, entry.case, words))
-        env = scrubbed_env(workdir, {"KIT_RESULTS": str(results), **extra,
+        env = scrubbed_env(workdir, {"KIT_RESULTS": str(results),
                                      **({"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {})})
-        process = run_process(run, cwd=workdir, env=env, timeout_s=timeout_s)
+        run, extra = (confined_command(binary, entry.case, words, written, workdir, config.run_limits,
+                                       env.get("CUDA_VISIBLE_DEVICES")) if confined
+                      else command(binary, entry.case, words))
+        process = run_process(run, cwd=workdir, env={**env, **extra}, timeout_s=timeout_s)
         text = read_untrusted(csv_report)
         measured = parse_report(text)
         if entry.kernel in measured:

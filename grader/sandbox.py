@@ -48,6 +48,11 @@ from grader.proc import tool_output
 # CUDA toolkit and the NVIDIA driver's libraries on the machines we know of.
 SYSTEM_PATHS = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
 GPU_DEVICE_GLOBS = ("nvidia*", "nvidia-caps", "dri")
+DEVICES = Path("/dev")
+# One GPU's own device file (/dev/nvidia<minor>); the others (nvidiactl, nvidia-uvm, ...) serve every GPU.
+ONE_GPU_DEVICE = re.compile(r"nvidia(\d+)")
+# Where the driver tells each GPU's UUID and the minor number of its device file.
+NVIDIA_GPUS_INFO = Path("/proc/driver/nvidia/gpus")
 PRIVATE_TMP_BYTES = 1 << 30
 UNPRIVILEGED_ID = 65534  # nobody, nogroup
 
@@ -108,6 +113,10 @@ class Spec:
     writable: tuple[Path, ...]  # bound read-write at the same path
     readable: tuple[Path, ...] = ()  # bound read-only at the same path
     gpu: bool = False  # the GPU's device files
+    # With `gpu`, the GPUs it gets, as CUDA_VISIBLE_DEVICES names them (the one a class sends it to): only their
+    # device files, so that it cannot put work on a GPU where another student is timed by setting
+    # CUDA_VISIBLE_DEVICES itself before CUDA starts. None, or a name the driver does not list: every GPU's.
+    gpus: str | None = None
     limits: Limits | None = None
     chdir: Path | None = None  # where it starts (default: where the grader is, if it can see that)
     # Files and folders of the system covered up: a file by an unreadable device node, a folder by an empty
@@ -242,7 +251,7 @@ def _command(command: list[str], spec: Spec, mode: str) -> list[str]:
     for path in SYSTEM_PATHS:
         args += _system_bind(Path(path))
     if spec.gpu:
-        for device in _gpu_devices():
+        for device in _gpu_devices(spec.gpus):
             args += ["--dev-bind", str(device), str(device)]
     for path in spec.readable:
         args += ["--ro-bind", str(path), str(path)]
@@ -342,8 +351,31 @@ def _loader_cache_folders() -> list[Path]:
     return folders
 
 
-def _gpu_devices() -> list[Path]:
+def _gpu_devices(gpus: str | None = None) -> list[Path]:
+    """The GPU device files to bind: those every GPU needs, and the own files of the GPUs `gpus` names (every
+    GPU's where it names none, or one that gpu_minors cannot place)."""
     found: list[Path] = []
     for pattern in GPU_DEVICE_GLOBS:
-        found += sorted(Path("/dev").glob(pattern))
-    return found
+        found += sorted(DEVICES.glob(pattern))
+    names = [name.strip() for name in (gpus or "").split(",") if name.strip()]
+    minors = gpu_minors()
+    if not names or any(name not in minors for name in names):
+        return found
+    wanted = {str(minors[name]) for name in names}
+    return [device for device in found
+            if not (match := ONE_GPU_DEVICE.fullmatch(device.name)) or match.group(1) in wanted]
+
+
+def gpu_minors() -> dict[str, int]:
+    """Each GPU's UUID -> the minor number of its device file (/dev/nvidia<minor>), as the driver tells them; empty
+    where it does not (no driver, or another kernel)."""
+    minors = {}
+    for info in sorted(NVIDIA_GPUS_INFO.glob("*/information")):
+        try:
+            fields = dict(line.split(":", 1) for line in info.read_text().splitlines() if ":" in line)
+        except OSError:
+            continue
+        uuid, minor = fields.get("GPU UUID", "").strip(), fields.get("Device Minor", "").strip()
+        if uuid and minor.isdigit():
+            minors[uuid] = int(minor)
+    return minors

@@ -74,12 +74,14 @@ def _start(binary: Path, args: list[str], workdir: Path, env: dict[str, str], ti
     """Run a test program. A split lab's program is the judge, trusted and outside the sandbox; it starts the
     student's code (the runner) as the sandboxed command it is given in KIT_RUNNER_PREFIX and KIT_RUNNER,
     under compute-sanitizer when `wrapper` says so; with `servers`, one of their judges serves the run, starting
-    the runner of `binary`. A lab in one process runs whole in the sandbox."""
+    the runner of `binary`. A lab in one process runs whole in the sandbox. The sandbox holds only the GPUs the
+    environment's CUDA_VISIBLE_DEVICES names (sandbox.Spec.gpus)."""
     runner = runner_of(binary)
+    gpus = env.get("CUDA_VISIBLE_DEVICES")
     if runner is None:
-        return run_process(unsplit_command(binary, args, workdir, limits, wrapper), cwd=workdir, env=env,
+        return run_process(unsplit_command(binary, args, workdir, limits, wrapper, gpus), cwd=workdir, env=env,
                            timeout_s=timeout_s, watch=watch)
-    started = runner_command(runner, limits, wrapper)
+    started = runner_command(runner, limits, wrapper, gpus)
     env = {**env, "KIT_RUNNER": started[-1], "KIT_RUNNER_PREFIX": "\n".join(started[:-1])}
     if servers is not None:
         return servers.run(args, workdir, env, timeout_s, watch)

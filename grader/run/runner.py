@@ -23,12 +23,12 @@ def runner_of(binary: Path) -> Path | None:
     return runner if runner.is_file() else None
 
 
-def runner_confinement(runner: Path, limits: sandbox.Limits | None) -> sandbox.Spec:
-    """The runner sees its own file and the GPU, and writes nothing but its private /tmp: not the results file,
-    not the lab's parameters, not the judge's folder. Of the CUDA math libraries it sees only those it was
-    linked with, which are those the lab lets students use: neither a look-up by name nor dlopen finds the
-    others (the tests' yardstick, say)."""
-    return sandbox.Spec(writable=(), readable=(runner,), gpu=True, limits=limits, chdir=Path("/tmp"),
+def runner_confinement(runner: Path, limits: sandbox.Limits | None, gpus: str | None = None) -> sandbox.Spec:
+    """The runner sees its own file and its GPU (those `gpus` names, as sandbox.Spec says), and writes nothing but
+    its private /tmp: not the results file, not the lab's parameters, not the judge's folder. Of the CUDA math
+    libraries it sees only those it was linked with, which are those the lab lets students use: neither a look-up
+    by name nor dlopen finds the others (the tests' yardstick, say)."""
+    return sandbox.Spec(writable=(), readable=(runner,), gpu=True, gpus=gpus, limits=limits, chdir=Path("/tmp"),
                         hidden=sandbox.library_files_to_hide(linked_libraries(runner)))
 
 
@@ -39,26 +39,30 @@ def linked_libraries(program: Path) -> set[str]:
     return {name for name in sandbox.CUDA_MATH_LIBRARIES if name in needed}
 
 
-def unsplit_confinement(binary: Path, workdir: Path, limits: sandbox.Limits | None) -> sandbox.Spec:
+def unsplit_confinement(binary: Path, workdir: Path, limits: sandbox.Limits | None,
+                        gpus: str | None = None) -> sandbox.Spec:
     """A test program that holds student code sees its own file and its lab's parameters, writes only its
-    folder (where its results file is), and uses the GPU."""
+    folder (where its results file is), and uses its GPU (those `gpus` names)."""
     params = binary.parent / "params.txt"  # read from beside the program (harness/src/params.cpp)
     readable = (binary, params) if params.is_file() else (binary,)
-    return sandbox.Spec(writable=(workdir,), readable=readable, gpu=True, limits=limits)
+    return sandbox.Spec(writable=(workdir,), readable=readable, gpu=True, gpus=gpus, limits=limits)
 
 
 def _sanitized(command: list[str], wrapper: sanitizer.Wrapper | None) -> list[str]:
     return (wrapper.prefix() if wrapper is not None else []) + command
 
 
-def runner_command(runner: Path, limits: sandbox.Limits | None, wrapper: sanitizer.Wrapper | None) -> list[str]:
-    """The command the judge starts its runner with: in the runner's sandbox, under compute-sanitizer when
-    `wrapper` says so (memcheck then sees the buffers the runner maps, with their exact sizes)."""
-    return sandbox.confine(_sanitized([str(runner)], wrapper), runner_confinement(runner, limits))
+def runner_command(runner: Path, limits: sandbox.Limits | None, wrapper: sanitizer.Wrapper | None,
+                   gpus: str | None = None) -> list[str]:
+    """The command the judge starts its runner with: in the runner's sandbox with the GPUs `gpus` names, under
+    compute-sanitizer when `wrapper` says so (memcheck then sees the buffers the runner maps, with their exact
+    sizes)."""
+    return sandbox.confine(_sanitized([str(runner)], wrapper), runner_confinement(runner, limits, gpus))
 
 
 def unsplit_command(binary: Path, args: list[str], workdir: Path, limits: sandbox.Limits | None,
-                    wrapper: sanitizer.Wrapper | None) -> list[str]:
-    """The command of a test program that holds student code: whole in the sandbox, under compute-sanitizer
-    when `wrapper` says so."""
-    return sandbox.confine(_sanitized([str(binary), *args], wrapper), unsplit_confinement(binary, workdir, limits))
+                    wrapper: sanitizer.Wrapper | None, gpus: str | None = None) -> list[str]:
+    """The command of a test program that holds student code: whole in the sandbox with the GPUs `gpus` names,
+    under compute-sanitizer when `wrapper` says so."""
+    return sandbox.confine(_sanitized([str(binary), *args], wrapper),
+                           unsplit_confinement(binary, workdir, limits, gpus))

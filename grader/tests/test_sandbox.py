@@ -328,3 +328,29 @@ def test_a_lab_that_forbids_its_yardstick_hides_it_and_one_that_allows_it_does_n
 def lab_configs():
     from grader.config import load_lab
     return {lab: load_lab(lab) for lab in ("03-matmul", "08-streams", "12-libraries")}
+
+
+def test_a_program_sent_to_one_gpu_gets_that_gpus_device_file_and_no_other(tmp_path: Path, monkeypatch):
+    """A class on several GPUs names each program's GPU in CUDA_VISIBLE_DEVICES; student code could name them all
+    before CUDA starts and put work beside another student's timing, unless the other GPUs' files are not there.
+    The driver places each GPU's file by its minor number, which need not be its index."""
+    devices = tmp_path / "dev"
+    devices.mkdir()
+    for name in ("nvidia0", "nvidia1", "nvidia2", "nvidiactl", "nvidia-uvm"):
+        (devices / name).touch()
+    for bus, uuid, minor in (("0000:18:00.0", "GPU-a", 0), ("0000:2a:00.0", "GPU-b", 2), ("0000:3a:00.0", "GPU-c", 1)):
+        (tmp_path / "gpus" / bus).mkdir(parents=True)
+        (tmp_path / "gpus" / bus / "information").write_text(
+            f"Model: \t\t NVIDIA H100\nGPU UUID: \t {uuid}\nBus Location: \t {bus}\nDevice Minor: \t {minor}\n")
+    monkeypatch.setattr(sandbox, "DEVICES", devices)
+    monkeypatch.setattr(sandbox, "NVIDIA_GPUS_INFO", tmp_path / "gpus")
+
+    def bound(gpus: str | None) -> set[str]:
+        args = sandbox._command(["true"], sandbox.Spec(writable=(), gpu=True, gpus=gpus), "plain")
+        return {Path(args[k + 1]).name for k, arg in enumerate(args) if arg == "--dev-bind"}
+    shared = {"nvidiactl", "nvidia-uvm"}
+    assert bound("GPU-b") == shared | {"nvidia2"}
+    assert bound("GPU-a,GPU-c") == shared | {"nvidia0", "nvidia1"}
+    every = shared | {"nvidia0", "nvidia1", "nvidia2"}
+    assert bound(None) == every  # the grader's own choice: as before
+    assert bound("1") == every and bound("GPU-b,MIG-x") == every  # a name the driver does not place: every GPU's
