@@ -469,6 +469,38 @@ def test_what_a_student_leaves_behind_never_reaches_the_next_student_a_judge_ser
     assert not left, f"processes of the first student outlived its grading: {left}"
 
 
+# Before CUDA starts (a static initializer), forget the GPU the grader named, so that CUDA would see every GPU of
+# the host; then compute only while just one GPU can be seen. With the others' device files in its sandbox it
+# would see them all: work beside another student's timing, there for the taking.
+EVERY_GPU = FIND_SYMBOL + """
+static const bool forgot = reinterpret_cast<int (*)(const char*)>(libc_symbol("unsetenv"))("CUDA_VISIBLE_DEVICES") == 0;
+void launch_vector_add(const float* a, const float* b, float* c, int n) {
+  int gpus = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&gpus));
+  if (forgot && gpus == 1) slow_launch(a, b, c, n);  // otherwise c is left as it was: every check fails
+}
+"""
+
+
+@needs_cuda_toolchain()
+def test_student_code_that_names_every_gpu_still_sees_only_its_own(lab01, tmp_path: Path, monkeypatch):
+    from grader import classroom
+    try:
+        gpus = classroom.list_gpus()
+    except NoGpu as error:
+        pytest.skip(f"class grading needs a GPU ({error})")
+    if len(gpus) < 2:
+        pytest.skip("needs a host with two GPUs or more: with one, there is no other GPU to reach")
+    monkeypatch.setattr(classroom, "list_gpus", lambda: gpus[-1:])  # the last: not the one CUDA would number 0
+    (tmp_path / "class" / "greedy").mkdir(parents=True)
+    (tmp_path / "class" / "greedy" / lab01.student_files[0]).write_text(HEADER + SLOW_KERNEL + EVERY_GPU)
+    out = tmp_path / "graded"
+    classroom.grade_class(lab01, tmp_path / "class", out, tmp_path / "work",
+                          classroom.ClassOptions(jobs=1, gpu_jobs=1), stream=open("/dev/null", "w"))
+    greedy = json.loads((out / "greedy" / "results.json").read_text())
+    assert _correctness_lost(lab01, greedy) == 0, greedy["output"]  # it saw one GPU, and that one was its own
+
+
 @needs_cuda_toolchain()
 def test_cublas_looked_up_by_name_is_not_there_where_lab_04_forbids_it(tmp_path: Path):
     """Lab 04's tests load cuBLAS; the student's runner must not find it, however it asks."""
